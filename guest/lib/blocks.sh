@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: GPL-2.0
+# hotplug-rig guest verbs for memory blocks: list, wait, online, offline and
+# the kernel's accounting of them. Blocks are named by index (memoryN).
+
+MEMDIR=/sys/devices/system/memory
+
+# block_line N: "block N NODE STATE ZONE"; builtins only, a fork per block
+# costs milliseconds under TCG.
+block_line() {
+	local st zone node l
+	read -r st <"$MEMDIR/memory$1/state"
+	zone=-
+	[ "$st" = online ] && read -r zone <"$MEMDIR/memory$1/valid_zones"
+	node=-
+	for l in "$MEMDIR/memory$1"/node*; do
+		[ -e "$l" ] && node=${l##*/node}
+	done
+	echo "block $1 $node $st $zone"
+}
+
+# state: everything the host compares against its own view after each step.
+verb_state() {
+	local hex key val nid n auto d
+	read -r hex <"$MEMDIR/block_size_bytes"
+	printf 'block_size %d\n' "0x$hex"
+	while read -r key val _; do
+		[ "$key" = MemTotal: ] && echo "memtotal $val"
+	done </proc/meminfo
+	for n in /sys/devices/system/node/node[0-9]*; do
+		while read -r _ nid key val _; do
+			[ "$key" = MemTotal: ] && echo "node $nid $val"
+		done <"$n/meminfo"
+	done
+	read -r auto <"$MEMDIR/auto_online_blocks"
+	echo "auto_online $auto"
+	for d in "$MEMDIR"/memory[0-9]*; do
+		block_line "${d##*/memory}"
+	done
+}
+
+# wait-blocks FIRST COUNT TIMEOUT_S: until every block of the range exists.
+verb_wait_blocks() {
+	local first count left i
+	first=$1 count=$2 left=$(($3 * 100))
+	i=$first
+	while [ "$i" -lt $((first + count)) ]; do
+		if [ -e "$MEMDIR/memory$i/state" ]; then
+			i=$((i + 1))
+			continue
+		fi
+		[ "$left" -gt 0 ] || { echo "memory$i did not appear"; return 1; }
+		left=$((left - 1))
+		usleep 10000
+	done
+	i=$first
+	while [ "$i" -lt $((first + count)) ]; do
+		block_line "$i"
+		i=$((i + 1))
+	done
+}
+
+# block_files FIRST COUNT [down]: the state files of a range, lowest first
+# (or highest first with "down").
+block_files() {
+	local i=$1
+	files=
+	while [ "$i" -lt $(($1 + $2)) ]; do
+		if [ "${3:-}" = down ]; then
+			files="$MEMDIR/memory$i/state $files"
+		else
+			files="$files $MEMDIR/memory$i/state"
+		fi
+		i=$((i + 1))
+	done
+}
+
+# online FIRST COUNT online|online_kernel|online_movable: one rigctl for all
+# blocks (an exec costs milliseconds under TCG); prints "ERRNO FILE" on failure.
+verb_online() {
+	block_files "$1" "$2"
+	# shellcheck disable=SC2086 # one word per file
+	rigctl write "$3" $files
+}
+
+# offline FIRST COUNT TIMEOUT_S: highest block first; offline_pages retries
+# until a signal arrives, so each write gets SIGALRM after TIMEOUT_S.
+verb_offline() {
+	block_files "$1" "$2" down
+	# shellcheck disable=SC2086
+	rigctl write -t "$3" offline $files
+}
+
+# floor FIRST COUNT N: the in-guest online_movable/offline loop, the lower
+# bound for a host-driven cycle.
+verb_floor() {
+	block_files "$1" "$2"
+	# shellcheck disable=SC2086 # one word per file
+	rigctl cycle "$3" $files
+}
