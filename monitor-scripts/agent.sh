@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0
+# The host end of the guest agent (guest/agent) on the second serial port.
+# agent_call sends "<id> <verb> <args>" and collects "O <id> <line>" lines up
+# to "E <id> <status>". What the guest sends is data: it is compared and
+# logged, never evaluated. Sourced by rig.
+
+AGENT_ID=0
+AGENT_TIMEOUT_MS=${AGENT_TIMEOUT_MS:-60000}
+
+agent_log() {
+	printf '%s %s %s\n' "$EPOCHREALTIME" "$1" "$2" >>"$RUN_DIR/agent.log"
+}
+
+# agent_wait_ready DEADLINE_MS: the agent's READY line; sets GUEST_RELEASE
+# and GUEST_BLOCK_SIZE.
+agent_wait_ready() {
+	local st
+	chan_open agent "$RIG_SOCK/agent.sock"
+	while :; do
+		chan_read agent "$1"
+		st=$?
+		((st == 0)) || return $st
+		agent_log "<" "$CHAN_LINE"
+		if [[ $CHAN_LINE =~ ^READY\ ([A-Za-z0-9._+-]+)\ block_size=([0-9]+)$ ]]; then
+			GUEST_RELEASE=${BASH_REMATCH[1]} GUEST_BLOCK_SIZE=${BASH_REMATCH[2]}
+			return 0
+		fi
+	done
+}
+
+# agent_call [-t MS] VERB ARGS...: 0 when the verb exited 0, 1 when it
+# exited non-zero (AGENT_STATUS), 2 when the channel closed, 3 on timeout.
+# The output lines are in AGENT_OUT.
+agent_call() {
+	local timeout=$AGENT_TIMEOUT_MS st id
+	if [[ $1 == -t ]]; then timeout=$2; shift 2; fi
+	id=$((++AGENT_ID))
+	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + timeout))
+	AGENT_OUT=() AGENT_STATUS=
+	agent_log ">" "$id $*"
+	chan_write agent "$id $*" 2>/dev/null || return 2
+	while :; do
+		chan_read agent "$deadline"
+		st=$?
+		((st == 1)) && { agent_log "!" "channel closed"; return 2; }
+		((st == 2)) && { agent_log "!" "no reply to $id within $((timeout / 1000)) s"; return 3; }
+		agent_log "<" "$CHAN_LINE"
+		if [[ $CHAN_LINE == "O $id "* ]]; then
+			AGENT_OUT+=("${CHAN_LINE#"O $id "}")
+		elif [[ $CHAN_LINE =~ ^E\ $id\ ([0-9]+)$ ]]; then
+			AGENT_STATUS=${BASH_REMATCH[1]}
+			((AGENT_STATUS == 0)) && return 0
+			return 1
+		fi
+	done
+}

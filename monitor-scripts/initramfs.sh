@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: GPL-2.0
+# The guest image: busybox-static, guest/ and the static helpers, packed by
+# the kernel's own gen_init_cpio from the explicit list guest/initramfs.list.
+# Rebuilt only when something in guest/ is newer than the image.
+
+initramfs_build() {
+	local out=$RIG_BUILD/guest gen=$RIG_BUILD/tools/gen_init_cpio
+	local cpio=$out/initramfs.cpio src
+	mkdir -p "$out" "$RIG_BUILD/tools"
+	INITRAMFS=$cpio
+	if [[ -f $cpio && -z $(find "$RIG_ROOT/guest" -newer "$cpio" -print -quit) ]]; then
+		return 0
+	fi
+	if [[ ! -x $gen ]]; then
+		src=$RIG_BUILD/src/linux-source-6.1/usr/gen_init_cpio.c
+		if [[ -f $src ]]; then
+			cp "$src" "$gen.c"
+		else
+			tar -xJf "$KERNEL_TARBALL" -O linux-source-6.1/usr/gen_init_cpio.c >"$gen.c" ||
+				die "cannot extract usr/gen_init_cpio.c from $KERNEL_TARBALL"
+		fi
+		gcc -O2 -o "$gen" "$gen.c" || die "cannot build gen_init_cpio"
+	fi
+	local c
+	for c in "$RIG_ROOT"/guest/src/*.c; do
+		gcc -static -O2 -Wall -Wextra -o "$out/$(basename "$c" .c)" "$c" ||
+			die "cannot build $c (static: needs libc6-dev)"
+	done
+	(cd "$RIG_ROOT" && BUSYBOX=/bin/busybox GUEST_BUILD=$out \
+		"$gen" guest/initramfs.list >"$cpio.tmp") || die "gen_init_cpio failed on guest/initramfs.list"
+	mv "$cpio.tmp" "$cpio"
+	say "initramfs $(du -k "$cpio" | cut -f1) KiB"
+}

@@ -1,0 +1,280 @@
+# SPDX-License-Identifier: GPL-2.0
+# The guest kernel: extract the linux-source tarball once, apply the series
+# quilt-style (only files whose patched content changed get a new mtime, so
+# an edit to one patch rebuilds only what it touches), merge the config
+# fragments onto tinyconfig, build out of tree, and cache the image by a hash
+# of every input. Sourced by rig.
+
+KERNEL_TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+# Bump when the recipe below changes what an image is built from.
+readonly KBUILD_RECIPE=1
+
+# Variants select config fragments; each has its own object folder.
+kernel_variants() {
+	echo vmemmap
+	local f
+	for f in "$RIG_ROOT"/kernel-series/config/variants/*.config; do
+		[[ -e $f ]] && basename "$f" .config
+	done
+}
+
+kernel_check_variant() {
+	local v
+	for v in $(kernel_variants); do
+		[[ $v == "$1" ]] && return 0
+	done
+	die "VARIANT=$1 is not a known kernel variant (known: $(kernel_variants | tr '\n' ' '))"
+}
+
+kernel_fragments() {
+	local f
+	for f in "$RIG_ROOT"/kernel-series/config/*.config; do
+		echo "$f"
+	done
+	[[ $VARIANT == vmemmap ]] || echo "$RIG_ROOT/kernel-series/config/variants/$VARIANT.config"
+}
+
+# series_patches DIR: the patches listed in DIR/series, in order.
+series_patches() {
+	local dir=$1 name _
+	[[ -f $dir/series ]] || return 0
+	while read -r name _; do
+		[[ -z $name || $name == \#* ]] && continue
+		[[ -f $dir/$name ]] || die "$dir/series names $name, which does not exist"
+		echo "$dir/$name"
+	done <"$dir/series"
+}
+
+kernel_patches() {
+	if [[ ${SERIES:-} == 1 ]]; then
+		series_patches "$RIG_ROOT/kernel-series"
+	fi
+	if [[ ${FIXES:-0} == 1 ]]; then
+		series_patches "$RIG_ROOT/kernel-series/fixes"
+	fi
+	local p
+	for p in ${EXTRA_PATCHES:-}; do
+		realpath "$p"
+	done
+}
+
+# Validate the kernel variables before anything is built or booted.
+kernel_check_vars() {
+	local p
+	if [[ -n ${KERNEL_IMAGE:-} ]]; then
+		[[ -f $KERNEL_IMAGE ]] || die "KERNEL_IMAGE=$KERNEL_IMAGE: no such file"
+		[[ -z ${KERNEL_SRC:-} ]] || die "KERNEL_IMAGE and KERNEL_SRC exclude each other"
+		[[ -z ${EXTRA_PATCHES:-} && ${FIXES:-0} != 1 ]] ||
+			die "KERNEL_IMAGE is used as it is: EXTRA_PATCHES and FIXES=1 need a build"
+	fi
+	if [[ -n ${KERNEL_SRC:-} ]]; then
+		[[ -f $KERNEL_SRC/Makefile && -d $KERNEL_SRC/mm ]] ||
+			die "KERNEL_SRC=$KERNEL_SRC is not a kernel tree"
+		KERNEL_SRC=$(realpath "$KERNEL_SRC")
+	fi
+	for p in ${EXTRA_PATCHES:-}; do
+		[[ -f $p ]] || die "EXTRA_PATCHES: $p: no such file"
+	done
+	[[ ${FIXES:-0} =~ ^[01]$ ]] || die "FIXES=$FIXES: use 0 or 1"
+	kernel_check_variant "$VARIANT"
+	# The series is ours and applies to the tarball; a tree of your own
+	# gets it only when asked (SERIES=1).
+	if [[ -z ${SERIES:-} ]]; then
+		if [[ -n ${KERNEL_SRC:-} ]]; then SERIES=0; else SERIES=1; fi
+	fi
+	[[ $SERIES =~ ^[01]$ ]] || die "SERIES=$SERIES: use 0 or 1"
+	# Patches into a tree of your own would change your files: we do not.
+	if [[ -n ${KERNEL_SRC:-} && ( $SERIES == 1 || -n ${EXTRA_PATCHES:-} || ${FIXES:-0} == 1 ) ]]; then
+		KERNEL_SRC_COPY=1
+	fi
+	return 0
+}
+
+# patch_files PATCH...: every path a patch touches (-p1).
+patch_files() {
+	sed -n -e 's#^--- a/\([^\t]*\).*#\1#p' -e 's#^+++ b/\([^\t]*\).*#\1#p' "$@" | sort -u
+}
+
+# apply_patches TREE PRISTINE STATE PATCH...: bring TREE to PRISTINE plus the
+# patches. Original files are saved in STATE/orig the first time a patch
+# touches them; only files whose content changes are rewritten.
+apply_patches() {
+	local tree=$1 pristine=$2 state=$3 f p stage
+	shift 3
+	mkdir -p "$state/orig"
+	touch "$state/touched"
+	local -a now old all
+	mapfile -t now < <(patch_files /dev/null "$@")
+	mapfile -t old <"$state/touched"
+	mapfile -t all < <(printf '%s\n' "${now[@]}" "${old[@]}" | sed '/^$/d' | sort -u)
+	for f in "${all[@]}"; do
+		[[ -e $state/orig/$f || -e $state/orig/$f.rig-absent ]] && continue
+		mkdir -p "$state/orig/$(dirname "$f")"
+		if [[ -e $pristine/$f ]]; then
+			cp -p "$pristine/$f" "$state/orig/$f"
+		else
+			touch "$state/orig/$f.rig-absent"
+		fi
+	done
+	stage=$(mktemp -d "$state/stage.XXXXXX")
+	for f in "${all[@]}"; do
+		[[ -e $state/orig/$f ]] || continue
+		mkdir -p "$stage/$(dirname "$f")"
+		cp "$state/orig/$f" "$stage/$f"
+	done
+	for p in "$@"; do
+		if ! patch -p1 -d "$stage" -s -f --no-backup-if-mismatch -i "$p" >"$state/patch.log" 2>&1; then
+			sed 's/^/  /' "$state/patch.log" >&2
+			rm -rf "$stage"
+			die "$p does not apply (on top of the patches before it)"
+		fi
+	done
+	for f in "${all[@]}"; do
+		if [[ -e $stage/$f ]]; then
+			cmp -s "$stage/$f" "$tree/$f" && continue
+			mkdir -p "$tree/$(dirname "$f")"
+			cp "$stage/$f" "$tree/$f"
+		else
+			rm -f "$tree/$f"
+		fi
+	done
+	printf '%s\n' "${now[@]}" >"$state/touched"
+	rm -rf "$stage"
+}
+
+# The input hash: everything an image is built from.
+kernel_input_hash() {
+	{
+		echo "recipe $KBUILD_RECIPE variant $VARIANT"
+		if [[ -n ${KERNEL_SRC:-} ]]; then
+			echo "src $KERNEL_SRC"
+		else
+			echo "tarball $(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) $(stat -c %s "$KERNEL_TARBALL")"
+		fi
+		gcc --version | head -1
+		local f
+		for f in $(kernel_fragments) $(kernel_patches); do
+			echo "$(basename "$f") $(sha256sum <"$f")"
+		done
+	} | sha256sum | cut -c1-16
+}
+
+kernel_verify_config() {
+	local cfg=$1 line opt bad=()
+	shift
+	while read -r line; do
+		case $line in
+		CONFIG_*=*)
+			grep -qxF "$line" "$cfg" || bad+=("$line")
+			;;
+		"# CONFIG_"*" is not set")
+			opt=${line#\# }
+			opt=${opt%% *}
+			grep -q "^$opt=" "$cfg" && bad+=("$line")
+			;;
+		esac
+	done < <(cat "$@")
+	((${#bad[@]} == 0)) && return 0
+	echo "rig: error: the final .config lacks what the fragments ask for:" >&2
+	printf '  %s (have: %s)\n' "${bad[@]}" >&2
+	die "requested config options did not make it into the kernel config ($cfg)"
+}
+
+kernel_extract() {
+	local top=$1
+	[[ -f $top/.rig-extracted ]] && return 0
+	[[ -f $KERNEL_TARBALL ]] || die "$KERNEL_TARBALL missing (package linux-source-6.1)"
+	say "extracting $(basename "$KERNEL_TARBALL")"
+	rm -rf "$top" "$top.rig"
+	mkdir -p "$(dirname "$top")"
+	tar -xf "$KERNEL_TARBALL" -C "$(dirname "$top")" || die "cannot extract $KERNEL_TARBALL"
+	touch "$top/.rig-extracted"
+}
+
+# kernel_build: sets KIMAGE, KCONFIG, KRELEASE, KHASH.
+kernel_build() {
+	if [[ -n ${KERNEL_IMAGE:-} ]]; then
+		KIMAGE=$(realpath "$KERNEL_IMAGE") KHASH=image KCONFIG='' KRELEASE=''
+		local guess
+		guess=$(dirname "$KIMAGE")/../../../.config
+		[[ -f $guess ]] && KCONFIG=$(realpath "$guess")
+		[[ -n $KCONFIG ]] || warn "no .config next to $KERNEL_IMAGE: scenario needs cannot be checked"
+		return 0
+	fi
+	local build=$RIG_BUILD src pristine state objdir imgdir
+	KHASH=$(kernel_input_hash)
+	imgdir=$build/images/$KHASH
+	if [[ -z ${KERNEL_SRC:-} && -f $imgdir/bzImage ]]; then
+		KIMAGE=$imgdir/bzImage KCONFIG=$imgdir/config KRELEASE=$(cat "$imgdir/release")
+		say "kernel $KRELEASE (cached, inputs $KHASH)"
+		return 0
+	fi
+	mkdir -p "$build"
+	local lockfd
+	exec {lockfd}>"$build/.kbuild.lock"
+	flock "$lockfd"
+	# Another run may have built it while we waited.
+	if [[ -z ${KERNEL_SRC:-} && -f $imgdir/bzImage ]]; then
+		exec {lockfd}>&-
+		kernel_build
+		return
+	fi
+	local -a patches
+	mapfile -t patches < <(kernel_patches)
+	if [[ -n ${KERNEL_SRC:-} ]]; then
+		local tag
+		tag=ext-$(echo "$KERNEL_SRC" | sha256sum | cut -c1-8)
+		objdir=$build/kernel/$tag-$VARIANT
+		if [[ ${KERNEL_SRC_COPY:-0} == 1 ]]; then
+			# A hard-link farm of your tree: patched files are replaced,
+			# never written through, so your tree stays as it is.
+			src=$build/src/$tag pristine=$KERNEL_SRC state=$build/src/$tag.rig
+			if [[ ! -d $src ]]; then
+				say "linking $KERNEL_SRC into $src"
+				cp -al "$KERNEL_SRC" "$src" || die "cannot link $KERNEL_SRC into $src"
+			fi
+			apply_patches "$src" "$pristine" "$state" "${patches[@]}"
+		else
+			src=$KERNEL_SRC
+		fi
+		imgdir=$objdir/image
+	else
+		src=$build/src/linux-source-6.1
+		kernel_extract "$src"
+		apply_patches "$src" "$src" "$src.rig" "${patches[@]}"
+		objdir=$build/kernel/$VARIANT
+	fi
+	local cfgdir=$objdir.cfg
+	local -a mk=(make -C "$src" ARCH=x86_64)
+	[[ ${V:-0} == 1 ]] || mk+=(-s)
+	mkdir -p "$objdir" "$cfgdir"
+	say "configuring ($VARIANT): tinyconfig + $(kernel_fragments | xargs -n1 basename | tr '\n' ' ')"
+	"${mk[@]}" O="$cfgdir" tinyconfig >"$cfgdir/config.log" 2>&1 ||
+		{ tail -20 "$cfgdir/config.log" >&2; die "make tinyconfig failed"; }
+	# shellcheck disable=SC2046 # one word per fragment
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$cfgdir" "$cfgdir/.config" $(kernel_fragments) \
+		>>"$cfgdir/config.log" 2>&1 || die "merge_config.sh failed (see $cfgdir/config.log)"
+	"${mk[@]}" O="$cfgdir" olddefconfig >>"$cfgdir/config.log" 2>&1 ||
+		die "make olddefconfig failed (see $cfgdir/config.log)"
+	# shellcheck disable=SC2046
+	kernel_verify_config "$cfgdir/.config" $(kernel_fragments)
+	cmp -s "$cfgdir/.config" "$objdir/.config" || cp "$cfgdir/.config" "$objdir/.config"
+	local t0 jobs
+	t0=$((${EPOCHREALTIME/./} / 1000))
+	jobs=${JOBS:-$(nproc)}
+	say "building $( [[ -n ${KERNEL_SRC:-} ]] && echo "$KERNEL_SRC" || echo "linux-source-6.1") with ${#patches[@]} patches, -j$jobs (log: $objdir/build.log)"
+	if ! "${mk[@]}" O="$objdir" -j"$jobs" bzImage >"$objdir/build.log" 2>&1; then
+		tail -30 "$objdir/build.log" >&2
+		die "kernel build failed (see $objdir/build.log)"
+	fi
+	KBUILD_MS=$(($((${EPOCHREALTIME/./} / 1000)) - t0))
+	mkdir -p "$imgdir"
+	cp "$objdir/arch/x86/boot/bzImage" "$imgdir/bzImage.tmp"
+	cp "$objdir/.config" "$imgdir/config"
+	cat "$objdir/include/config/kernel.release" >"$imgdir/release"
+	printf '%s\n' "${patches[@]}" >"$imgdir/patches"
+	mv "$imgdir/bzImage.tmp" "$imgdir/bzImage"
+	exec {lockfd}>&-
+	KIMAGE=$imgdir/bzImage KCONFIG=$imgdir/config KRELEASE=$(cat "$imgdir/release")
+	say "kernel $KRELEASE built in $((KBUILD_MS / 1000)) s"
+}

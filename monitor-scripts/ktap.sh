@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+# Results: KTAP on stdout and in result.ktap (line by line, so the last line
+# before a crash is kept), the step list, and summary.json. Sourced by rig.
+
+ktap() {
+	printf '%s\n' "$*"
+	printf '%s\n' "$*" >>"$RUN_DIR/result.ktap"
+}
+
+ktap_diag() {
+	local l
+	for l in "$@"; do ktap "# $l"; done
+}
+
+# record_step N VERB ARGS RESULT MS: one entry of summary.json's steps (no
+# timings there, so two runs of one seed compare equal) and its timing.
+record_step() {
+	local v a r
+	json_str v "$2"
+	json_str a "$3"
+	json_str r "$4"
+	printf '{"verb": %s, "args": %s, "result": %s}\n' "$v" "$a" "$r" >>"$RUN_DIR/.steps.jsonl"
+	printf '%s\n' "$5" >>"$RUN_DIR/.step_ms"
+}
+
+# write_summary: summary.json from what the run recorded.
+write_summary() {
+	local reports='[]'
+	[[ -s $RUN_DIR/reports.json ]] && reports=$(jq -c '.reports' "$RUN_DIR/reports.json" 2>/dev/null || echo '[]')
+	local cfg_hash=unknown
+	[[ -n ${KCONFIG:-} && -f ${KCONFIG:-} ]] && cfg_hash=$(sha256sum <"$KCONFIG" | cut -c1-16)
+	jq -n \
+		--arg scenario "$SCENARIO" --arg file "${SC_FILE:-}" --arg seed "${SEED:-}" \
+		--arg run_id "$RUN_ID" --arg verdict "$VERDICT" \
+		--arg release "${GUEST_RELEASE:-${KRELEASE:-unknown}}" --arg config_hash "$cfg_hash" \
+		--arg inputs "${KHASH:-}" --arg image "${KIMAGE:-}" --arg accel "${ACCEL_USED:-}" \
+		--arg qemu "$(qemu-system-x86_64 --version 2>/dev/null | head -1)" \
+		--arg command "$RIG_COMMAND" \
+		--argjson reasons "$(printf '%s\n' "${REASONS[@]}" | jq -R . | jq -sc 'map(select(length > 0))')" \
+		--argjson steps "$(jq -sc . "$RUN_DIR/.steps.jsonl" 2>/dev/null || echo '[]')" \
+		--argjson step_ms "$(jq -sc . "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" \
+		--argjson boot_ready_ms "${BOOT_READY_MS:-null}" \
+		--argjson floor_ns "${FLOOR_NS:-null}" \
+		--argjson total_ms "$(($((${EPOCHREALTIME/./} / 1000)) - RUN_T0))" \
+		--argjson reports "$reports" \
+		'{scenario: $scenario, scenario_file: $file, seed: $seed, run_id: $run_id,
+		  verdict: $verdict, reasons: $reasons,
+		  kernel: {release: $release, config_hash: $config_hash, inputs: $inputs, image: $image},
+		  accel: $accel, qemu: $qemu, command: $command,
+		  steps: $steps, reports: $reports,
+		  timings: {boot_ready_ms: $boot_ready_ms, total_ms: $total_ms, step_ms: $step_ms,
+		           floor_ns: $floor_ns}}' \
+		>"$RUN_DIR/summary.json.tmp" && mv "$RUN_DIR/summary.json.tmp" "$RUN_DIR/summary.json"
+}

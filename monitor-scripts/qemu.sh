@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0
+# The machine: a scenario's machine spec becomes a QEMU command line; the
+# accelerator probe; start and stop. Sourced by rig.
+#
+# Machine spec (set by the scenario parser): M_CPUS, M_NODE_MEM (bytes per
+# node, 0 for a memory-less node), M_SLOTS, M_MAXMEM (bytes), M_CPU, M_CMDLINE.
+
+# Under TCG a busy host stalls RCU and the soft-lockup watchdog without any
+# kernel bug: raise both; there is no NMI watchdog to detect hard lockups.
+readonly RIG_BASE_CMDLINE="console=ttyS0 panic=-1 rdinit=/init rig.agent=ttyS1 memhp_default_state=offline printk.time=1 rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60 nmi_watchdog=0 rig.hung_task_timeout=120"
+
+# accel_probe KERNEL: the accelerator to use for ACCEL=auto. KVM only when a
+# short probe boots far enough to print; the answer is kept per host kernel
+# and QEMU version, since a hanging KVM costs a timeout every time.
+accel_probe() {
+	local kernel=$1 cache=$RIG_BUILD/accel key out
+	key="$(uname -r) $(qemu-system-x86_64 --version | head -1)"
+	if [[ -f $cache && $(head -1 "$cache") == "$key" ]]; then
+		tail -1 "$cache"
+		return
+	fi
+	if [[ ! -r /dev/kvm || ! -w /dev/kvm ]]; then
+		printf '%s\n%s\n' "$key" tcg >"$cache"
+		echo tcg
+		return
+	fi
+	out=$(mktemp)
+	timeout -s KILL 6 qemu-system-x86_64 -accel kvm -M pc -nodefaults -display none \
+		-no-reboot -m 256M -kernel "$kernel" -append "console=ttyS0 earlyprintk=serial panic=-1" \
+		-serial "file:$out" >/dev/null 2>&1 || true
+	if grep -q "Linux version" "$out"; then
+		printf '%s\n%s\n' "$key" kvm >"$cache"
+		echo kvm
+	else
+		say "KVM probe: no console output within 6 s, using TCG"
+		printf '%s\n%s\n' "$key" tcg >"$cache"
+		echo tcg
+	fi
+	rm -f "$out"
+}
+
+# qemu_cmdline: the command line into QEMU_CMD (an array).
+qemu_cmdline() {
+	local accel=$1 kernel=$2 initrd=$3 append=$4
+	local n=${#M_NODE_MEM[@]} boot=0 i c cpus
+	for i in "${M_NODE_MEM[@]}"; do boot=$((boot + i)); done
+	QEMU_CMD=(qemu-system-x86_64 -accel "$accel" -M pc -nodefaults -display none -no-reboot)
+	if [[ $accel == kvm ]]; then QEMU_CMD+=(-cpu host); else QEMU_CMD+=(-cpu "$M_CPU"); fi
+	# One socket per CPU: two nodes on one socket gives a topology_sane
+	# WARNING at boot, a false kernel report in every run.
+	QEMU_CMD+=(-smp "$M_CPUS,sockets=$M_CPUS,cores=1,threads=1")
+	QEMU_CMD+=(-m "$((boot >> 20))M,slots=$M_SLOTS,maxmem=$((M_MAXMEM >> 20))M")
+	for ((i = 0; i < n; i++)); do
+		cpus=
+		for ((c = i; c < M_CPUS; c += n)); do cpus+=${cpus:+,cpus=}$c; done
+		local node="node,nodeid=$i${cpus:+,cpus=$cpus}"
+		if ((M_NODE_MEM[i] > 0)); then
+			QEMU_CMD+=(-object "memory-backend-ram,id=ram$i,size=$((M_NODE_MEM[i] >> 20))M")
+			node+=",memdev=ram$i"
+		fi
+		QEMU_CMD+=(-numa "$node")
+	done
+	QEMU_CMD+=(-kernel "$kernel" -initrd "$initrd" -append "$append")
+	QEMU_CMD+=(-chardev "file,id=console,path=$RUN_DIR/console.log" -serial chardev:console)
+	QEMU_CMD+=(-chardev "socket,id=agent,path=$RIG_SOCK/agent.sock,server=on,wait=off" -serial chardev:agent)
+	QEMU_CMD+=(-chardev "socket,id=qmp,path=$RIG_SOCK/qmp.sock,server=on,wait=off" -mon chardev=qmp,mode=control)
+}
+
+qemu_start() {
+	printf '%q ' "${QEMU_CMD[@]}" >"$RUN_DIR/qemu.cmdline"
+	echo >>"$RUN_DIR/qemu.cmdline"
+	QEMU_T0=$((${EPOCHREALTIME/./} / 1000))
+	"${QEMU_CMD[@]}" </dev/null >"$RUN_DIR/qemu.log" 2>&1 &
+	QEMU_PID=$!
+	local deadline=$((QEMU_T0 + 10000))
+	while [[ ! -S $RIG_SOCK/qmp.sock || ! -S $RIG_SOCK/agent.sock ]]; do
+		qemu_alive || return 1
+		(($((${EPOCHREALTIME/./} / 1000)) < deadline)) || return 1
+		sleep 0.01
+	done
+}
+
+qemu_alive() {
+	[[ -n ${QEMU_PID:-} ]] && kill -0 "$QEMU_PID" 2>/dev/null
+}
+
+# qemu_reap: QEMU has exited; QEMU_EXIT gets its status (128+n: signal n).
+qemu_reap() {
+	[[ -n ${QEMU_PID:-} ]] || return 0
+	QEMU_EXIT=0
+	wait "$QEMU_PID" 2>/dev/null || QEMU_EXIT=$?
+	QEMU_PID=
+}
+
+# qemu_stop: ask politely over QMP, then TERM, then KILL.
+qemu_stop() {
+	qemu_alive || { qemu_reap; return 0; }
+	[[ -n ${CHAN_W[qmp]:-} ]] && qmp_exec quit >/dev/null 2>&1
+	local i
+	for i in {1..50}; do
+		qemu_alive || break
+		sleep 0.02
+	done
+	qemu_alive && kill -TERM "$QEMU_PID" 2>/dev/null
+	for i in {1..100}; do
+		qemu_alive || break
+		sleep 0.02
+	done
+	qemu_alive && kill -KILL "$QEMU_PID" 2>/dev/null
+	qemu_reap
+}

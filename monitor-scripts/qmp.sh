@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: GPL-2.0
+# The QMP session: one connection per run, the capabilities handshake, one
+# qmp_exec under one function per command, events queued while a reply is
+# awaited and waited for with a timeout. Every message goes to qmp.log with a
+# timestamp. Sourced by rig.
+
+QMP_ID=0
+QMP_TIMEOUT_MS=${QMP_TIMEOUT_MS:-20000}
+declare -a QMP_EVENTS=()
+
+qmp_log() {
+	printf '%s %s %s\n' "$EPOCHREALTIME" "$1" "$2" >>"$RUN_DIR/qmp.log"
+}
+
+# qmp_next DEADLINE: the next message into QMP_LINE; events are also queued.
+qmp_next() {
+	chan_read qmp "$1"
+	local st=$?
+	((st == 0)) || return $st
+	QMP_LINE=$CHAN_LINE
+	qmp_log "<" "$QMP_LINE"
+	[[ $QMP_LINE == *'"event": '* ]] && QMP_EVENTS+=("$QMP_LINE")
+	return 0
+}
+
+qmp_open() {
+	chan_open qmp "$RIG_SOCK/qmp.sock"
+	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + QMP_TIMEOUT_MS))
+	qmp_next "$deadline" || { QMP_ERROR="no QMP greeting"; return 2; }
+	[[ $QMP_LINE == *'"QMP"'* ]] || { QMP_ERROR="not a QMP greeting: $QMP_LINE"; return 2; }
+	qmp_exec qmp_capabilities
+}
+
+# qmp_exec CMD [ARGS_JSON]: 0 with the reply in QMP_RETURN; 1 when QEMU
+# answered with an error (QMP_ERROR); 2 when no reply came (closed, timeout)
+# or it had neither error nor return.
+qmp_exec() {
+	local cmd=$1 args=${2:-} id=$((++QMP_ID)) msg st
+	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + QMP_TIMEOUT_MS))
+	msg="{\"execute\": \"$cmd\"${args:+, \"arguments\": $args}, \"id\": $id}"
+	QMP_RETURN= QMP_ERROR=
+	qmp_log ">" "$msg"
+	chan_write qmp "$msg" 2>/dev/null || { QMP_ERROR="QMP connection lost sending $cmd"; return 2; }
+	while :; do
+		qmp_next "$deadline"
+		st=$?
+		case $st in
+		1) QMP_ERROR="QMP connection closed waiting for the reply to $cmd"; return 2 ;;
+		2) QMP_ERROR="no reply to $cmd within $((QMP_TIMEOUT_MS / 1000)) s"; return 2 ;;
+		esac
+		[[ $QMP_LINE == *'"event": '* ]] && continue
+		[[ $QMP_LINE =~ \"id\":\ *$id[,}] ]] || continue
+		if [[ $QMP_LINE == '{"return"'* ]]; then
+			QMP_RETURN=$QMP_LINE
+			return 0
+		fi
+		if [[ $QMP_LINE == '{"error"'* ]]; then
+			QMP_ERROR="$cmd: $(jq -r '.error.desc' <<<"$QMP_LINE")"
+			return 1
+		fi
+		QMP_ERROR="$cmd: reply has neither return nor error: $QMP_LINE"
+		return 2
+	done
+}
+
+# qmp_forget TEXT: drop queued events that mention TEXT (before a new
+# action on a device, so an old event cannot answer for a new one).
+qmp_forget() {
+	local -a keep=()
+	local e
+	for e in "${QMP_EVENTS[@]}"; do
+		[[ $e == *"$1"* ]] || keep+=("$e")
+	done
+	QMP_EVENTS=("${keep[@]}")
+}
+
+# qmp_wait_event TIMEOUT_MS PATTERN...: each pattern is EVENT or EVENT:TEXT;
+# the first queued or arriving event that matches one is removed from the
+# queue into QMP_EVENT, its pattern index into QMP_MATCH. 2 on timeout or a
+# closed connection (QMP_ERROR names what did not come).
+qmp_wait_event() {
+	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + $1)) i p pat ev text st
+	shift
+	while :; do
+		for i in "${!QMP_EVENTS[@]}"; do
+			p=-1
+			for pat in "$@"; do
+				p=$((p + 1))
+				ev=${pat%%:*} text=
+				[[ $pat == *:* ]] && text=${pat#*:}
+				[[ ${QMP_EVENTS[i]} == *"\"event\": \"$ev\""* ]] || continue
+				[[ -z $text || ${QMP_EVENTS[i]} == *"$text"* ]] || continue
+				QMP_EVENT=${QMP_EVENTS[i]} QMP_MATCH=$p
+				unset "QMP_EVENTS[i]"
+				QMP_EVENTS=("${QMP_EVENTS[@]}")
+				return 0
+			done
+		done
+		qmp_next "$deadline"
+		st=$?
+		((st == 0)) && continue
+		((st == 1)) && QMP_ERROR="QMP connection closed waiting for $*"
+		((st == 2)) && QMP_ERROR="timed out waiting for $*"
+		return 2
+	done
+}
+
+# One function per QMP command.
+qmp_object_add_ram() { # ID BYTES
+	qmp_exec object-add "{\"qom-type\": \"memory-backend-ram\", \"id\": \"$1\", \"size\": $2}"
+}
+
+qmp_object_del() { # ID
+	qmp_exec object-del "{\"id\": \"$1\"}"
+}
+
+qmp_device_add_dimm() { # ID MEMDEV NODE
+	qmp_exec device_add "{\"driver\": \"pc-dimm\", \"id\": \"$1\", \"memdev\": \"$2\", \"node\": $3}"
+}
+
+qmp_device_del() { # ID
+	qmp_exec device_del "{\"id\": \"$1\"}"
+}
+
+# qmp_memory_devices: QMP_MEMDEVS gets one "id addr size node" per device.
+# Parsed in bash: this runs after every step, and a jq costs a fork.
+qmp_memory_devices() {
+	QMP_MEMDEVS=()
+	qmp_exec query-memory-devices || return
+	local rest=${QMP_RETURN#*\"return\": \[} dev id addr size node
+	while [[ $rest == *'{"type": '* ]]; do
+		rest=${rest#*\{\"type\": }
+		dev=${rest%%\{\"type\": *}
+		id=- addr=- size=- node=-
+		[[ $dev =~ \"id\":\ \"([^\"]*)\" ]] && id=${BASH_REMATCH[1]}
+		[[ $dev =~ \"addr\":\ ([0-9]+) ]] && addr=${BASH_REMATCH[1]}
+		[[ $dev =~ \"size\":\ ([0-9]+) ]] && size=${BASH_REMATCH[1]}
+		[[ $dev =~ \"node\":\ ([0-9]+) ]] && node=${BASH_REMATCH[1]}
+		QMP_MEMDEVS+=("$id $addr $size $node")
+	done
+}
+
+qmp_send_key() { # KEY...
+	local keys= k
+	for k in "$@"; do keys+="${keys:+, }{\"type\": \"qcode\", \"data\": \"$k\"}"; done
+	qmp_exec send-key "{\"keys\": [$keys]}"
+}

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: GPL-2.0
+# Scenario files: parse the header (machine, cmdline, needs, timeout) and
+# expand the body (verbs, repeat ... end) into a flat step list, checking
+# every step against a model of the machine before QEMU starts, so bad input
+# ends in one line naming file, line and problem. Sourced by rig.
+# The vocabulary is documented in scenarios/README.md.
+
+# The x86_64 memory block size for guests under 64 GiB; the runner checks the
+# guest agrees at boot.
+readonly BLOCK_BYTES=$((128 << 20))
+
+scenario_path() {
+	local name=$1
+	if [[ $name == */* ]]; then
+		[[ -f $name ]] && { realpath "$name"; return; }
+	elif [[ -f $RIG_ROOT/scenarios/$name ]]; then
+		echo "$RIG_ROOT/scenarios/$name"
+		return
+	fi
+	die "unknown scenario '$name' (see: ls $RIG_ROOT/scenarios)"
+}
+
+# Parse errors name the place.
+sc_die() {
+	die "$SC_FILE:$SC_LINENO: $*"
+}
+
+sc_machine() {
+	local kv key val mem=512M,512M
+	M_CPUS= M_SLOTS=4 M_MAXMEM= M_CPU=qemu64
+	for kv in "$@"; do
+		[[ $kv == *=* ]] || sc_die "machine: '$kv' is not key=value"
+		key=${kv%%=*} val=${kv#*=}
+		case $key in
+		cpus) is_uint "$val" && ((val > 0 && val <= 8)) || sc_die "machine: cpus=$val: use 1 to 8"; M_CPUS=$val ;;
+		mem) mem=$val ;;
+		slots) is_uint "$val" && ((val <= 256)) || sc_die "machine: slots=$val: use 0 to 256"; M_SLOTS=$val ;;
+		maxmem) M_MAXMEM=$(size_bytes "$val") || sc_die "machine: maxmem=$val is not a size" ;;
+		cpu) [[ $val =~ ^[A-Za-z0-9_.,+-]+$ ]] || sc_die "machine: cpu=$val"; M_CPU=$val ;;
+		*) sc_die "machine: unknown key '$key' (cpus, mem, slots, maxmem, cpu)" ;;
+		esac
+	done
+	M_NODE_MEM=()
+	local IFS=, m b
+	for m in $mem; do
+		b=$(size_bytes "$m") || sc_die "machine: mem=$mem: '$m' is not a size"
+		((b % (2 << 20) == 0)) || sc_die "machine: node memory $m is not a multiple of 2M"
+		M_NODE_MEM+=("$b")
+	done
+	unset IFS
+	((${#M_NODE_MEM[@]} >= 1 && ${#M_NODE_MEM[@]} <= 8)) || sc_die "machine: mem= gives 1 to 8 nodes"
+	((M_NODE_MEM[0] >= 256 << 20)) || sc_die "machine: node 0 needs at least 256M to boot"
+	[[ -n $M_CPUS ]] || M_CPUS=${#M_NODE_MEM[@]}
+	local boot=0
+	for b in "${M_NODE_MEM[@]}"; do boot=$((boot + b)); done
+	M_BOOT=$boot
+	[[ -n $M_MAXMEM ]] || M_MAXMEM=$((boot + (4 << 30)))
+	((M_MAXMEM > boot)) || sc_die "machine: maxmem=$(human "$M_MAXMEM") leaves no room above the boot memory ($(human "$boot"))"
+}
+
+# The static model: what is plugged, in what state.
+declare -A SC_SIZE SC_NODE SC_STATE
+
+sc_step() {
+	local verb=$1 name=${2:-}
+	shift
+	case $verb in
+	plug)
+		(($# == 3)) || sc_die "usage: plug NAME SIZE node=N"
+		[[ $name =~ ^[a-z][a-z0-9_-]{0,15}$ ]] || sc_die "plug: '$name' is not a device name ([a-z][a-z0-9_-], up to 16)"
+		[[ -z ${SC_STATE[$name]:-} ]] || sc_die "plug $name: $name is plugged already"
+		local size node plugged=0 total=$M_BOOT d
+		size=$(size_bytes "$2") || sc_die "plug $name: '$2' is not a size"
+		((size > 0 && size % BLOCK_BYTES == 0)) ||
+			sc_die "plug $name: size $2 is not a multiple of the guest's memory block size (128M)"
+		[[ $3 =~ ^node=([0-9]+)$ ]] || sc_die "plug $name: '$3' should be node=N"
+		node=${BASH_REMATCH[1]}
+		((node < ${#M_NODE_MEM[@]})) ||
+			sc_die "plug $name: node $node does not exist (the machine has ${#M_NODE_MEM[@]} nodes, 0 to $((${#M_NODE_MEM[@]} - 1)))"
+		for d in "${!SC_STATE[@]}"; do
+			plugged=$((plugged + 1)) total=$((total + SC_SIZE[$d]))
+		done
+		((plugged < M_SLOTS)) || sc_die "plug $name: all $M_SLOTS slots are in use"
+		((total + size <= M_MAXMEM)) ||
+			sc_die "plug $name: $(human $((total + size))) would exceed maxmem=$(human "$M_MAXMEM")"
+		SC_SIZE[$name]=$size SC_NODE[$name]=$node SC_STATE[$name]=offline
+		SC_STEPS+=("plug $name $(human "$size") node=$node")
+		;;
+	online)
+		(($# == 1 || $# == 2)) || sc_die "usage: online NAME [movable|kernel|auto]"
+		[[ -n ${SC_STATE[$name]:-} ]] || sc_die "online $name: $name is not plugged"
+		[[ ${SC_STATE[$name]} == offline ]] || sc_die "online $name: $name is online already"
+		case ${2:-auto} in movable | kernel | auto) ;; *) sc_die "online $name: zone '$2' (movable, kernel, auto)" ;; esac
+		SC_STATE[$name]=online
+		SC_STEPS+=("online $name ${2:-auto}")
+		;;
+	offline)
+		(($# == 1)) || sc_die "usage: offline NAME"
+		[[ ${SC_STATE[$name]:-} == online ]] || sc_die "offline $name: $name is not online"
+		SC_STATE[$name]=offline
+		SC_STEPS+=("offline $name")
+		;;
+	unplug)
+		(($# == 1)) || sc_die "usage: unplug NAME"
+		[[ -n ${SC_STATE[$name]:-} ]] || sc_die "unplug $name: $name is not plugged"
+		unset "SC_STATE[$name]" "SC_SIZE[$name]" "SC_NODE[$name]"
+		SC_STEPS+=("unplug $name")
+		;;
+	check)
+		(($# == 0)) || sc_die "usage: check"
+		SC_STEPS+=("check")
+		;;
+	guest-sh)
+		(($# >= 1)) || sc_die "usage: guest-sh COMMAND..."
+		SC_STEPS+=("guest-sh $*")
+		;;
+	floor)
+		(($# == 2)) || sc_die "usage: floor NAME CYCLES"
+		[[ ${SC_STATE[$name]:-} == offline ]] || sc_die "floor $name: $name must be plugged and offline"
+		is_uint "$2" && (($2 > 0)) || sc_die "floor $name: '$2' is not a cycle count"
+		SC_STEPS+=("floor $name $2")
+		;;
+	*)
+		sc_die "unknown verb '$verb' (see scenarios/README.md)"
+		;;
+	esac
+}
+
+# scenario_load FILE: sets M_* (machine), SC_CMDLINE, SC_NEEDS, SC_TIMEOUT,
+# SC_STEPS (expanded), SC_DESC.
+scenario_load() {
+	SC_FILE=$1 SC_LINENO=0 SC_CMDLINE= SC_NEEDS=() SC_TIMEOUT=600 SC_STEPS=() SC_DESC=
+	local -a lines=() linenos=()
+	local line have_machine=0 in_body=0
+	while IFS= read -r line || [[ -n $line ]]; do
+		SC_LINENO=$((SC_LINENO + 1))
+		if [[ -z $SC_DESC && $line =~ ^#\ ([a-z0-9-]+):\ (.*) ]]; then
+			SC_DESC=${BASH_REMATCH[2]}
+		fi
+		line=${line%%#*}
+		line=${line#"${line%%[![:space:]]*}"}
+		line=${line%"${line##*[![:space:]]}"}
+		[[ -z $line ]] && continue
+		# shellcheck disable=SC2086 # split into words
+		set -- $line
+		case $1 in
+		machine | cmdline | needs | timeout)
+			((in_body == 0)) || sc_die "'$1' belongs in the header, before the first step"
+			;;
+		esac
+		case $1 in
+		machine) shift; sc_machine "$@"; have_machine=1 ;;
+		cmdline) shift; SC_CMDLINE+=${SC_CMDLINE:+ }$* ;;
+		needs) shift; SC_NEEDS+=("$@") ;;
+		timeout)
+			SC_TIMEOUT=$(duration_s "${2:-}") || sc_die "timeout: '${2:-}' is not a duration (s, m, h)" ;;
+		*)
+			((have_machine)) || sc_die "the header needs a machine line before the first step"
+			in_body=1
+			lines+=("$line") linenos+=("$SC_LINENO")
+			;;
+		esac
+	done <"$SC_FILE"
+	((have_machine)) || sc_die "no machine line"
+	local need
+	for need in "${SC_NEEDS[@]}"; do
+		[[ $need =~ ^CONFIG_[A-Z0-9_]+$ ]] || SC_LINENO=0 sc_die "needs: '$need' is not a CONFIG_ option"
+	done
+	sc_expand 0 "${#lines[@]}" 1
+	((${#SC_STEPS[@]} > 0)) || sc_die "no steps"
+}
+
+# sc_expand FIRST END TIMES: the lines [FIRST, END) TIMES over; a repeat
+# block runs to its matching end.
+sc_expand() {
+	local first=$1 end=$2 times=$3 t i j depth
+	for ((t = 0; t < times; t++)); do
+		i=$first
+		while ((i < end)); do
+			SC_LINENO=${linenos[i]}
+			# shellcheck disable=SC2086
+			set -- ${lines[i]}
+			case $1 in
+			repeat)
+				is_uint "${2:-}" && ((${2} > 0)) || sc_die "repeat takes a count"
+				depth=1 j=$((i + 1))
+				while ((j < end)); do
+					case ${lines[j]} in
+					repeat*) depth=$((depth + 1)) ;;
+					end) depth=$((depth - 1)); ((depth == 0)) && break ;;
+					esac
+					j=$((j + 1))
+				done
+				((j < end)) || sc_die "repeat without end"
+				sc_expand $((i + 1)) "$j" "$2"
+				i=$((j + 1))
+				continue
+				;;
+			end) sc_die "end without repeat" ;;
+			esac
+			sc_step "$@"
+			i=$((i + 1))
+		done
+	done
+}
