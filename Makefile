@@ -66,7 +66,7 @@ bench:
 	tests/bench $(rig_args)
 
 lint:
-	shellcheck -x -P monitor-scripts monitor-scripts/rig tests/run tests/bench tests/*.sh .ci/run
+	shellcheck -x -P monitor-scripts monitor-scripts/rig tests/run tests/bench $(wildcard tests/*.sh tools/*.sh) .ci/run
 	shellcheck -s busybox guest/init guest/agent guest/lib/*.sh
 
 clean:

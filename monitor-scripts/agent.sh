@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The host end of the guest agent (guest/agent) on the second serial port.
-# agent_call sends "<id> <verb> <args>" and collects "O <id> <line>" lines up
-# to "E <id> <status>". What the guest sends is data: it is compared and
+# agent_call sends "<id> <verb> <args>" and collects the lines between
+# "B <id>" and "E <id> <status>". What the guest sends is data: it is compared and
 # logged, never evaluated. Sourced by rig.
 
 AGENT_ID=0
@@ -36,7 +36,8 @@ agent_call() {
 	if [[ $1 == -t ]]; then timeout=$2; shift 2; fi
 	id=$((++AGENT_ID))
 	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + timeout))
-	AGENT_OUT=() AGENT_STATUS=
+	local mine=0
+	AGENT_OUT=() AGENT_STATUS=''
 	agent_log ">" "$id $*"
 	chan_write agent "$id $*" 2>/dev/null || return 2
 	while :; do
@@ -45,12 +46,15 @@ agent_call() {
 		((st == 1)) && { agent_log "!" "channel closed"; return 2; }
 		((st == 2)) && { agent_log "!" "no reply to $id within $((timeout / 1000)) s"; return 3; }
 		agent_log "<" "$CHAN_LINE"
-		if [[ $CHAN_LINE == "O $id "* ]]; then
-			AGENT_OUT+=("${CHAN_LINE#"O $id "}")
+		# Lines of an earlier request that timed out are skipped.
+		if [[ $CHAN_LINE == "B $id" ]]; then
+			mine=1
 		elif [[ $CHAN_LINE =~ ^E\ $id\ ([0-9]+)$ ]]; then
 			AGENT_STATUS=${BASH_REMATCH[1]}
 			((AGENT_STATUS == 0)) && return 0
 			return 1
+		elif ((mine)); then
+			AGENT_OUT+=("$CHAN_LINE")
 		fi
 	done
 }
