@@ -66,10 +66,14 @@ check_console() {
 # any arithmetic: they came from the guest).
 guest_state() {
 	local line
-	declare -gA G_BLOCK G_NODEMEM
-	G_BLOCK=() G_NODEMEM=() G_MEMTOTAL='' G_AUTO=''
+	declare -gA G_BLOCK G_NODEMEM G_VMEMMAP
+	G_BLOCK=() G_NODEMEM=() G_VMEMMAP=() G_VCHECK=() G_MEMTOTAL='' G_AUTO=''
 	for line in "${AGENT_OUT[@]}"; do
-		if [[ $line =~ ^block\ ([0-9]+)\ ([0-9]+|-)\ ([a-z-]+)\ ([A-Za-z0-9\ -]+)$ ]]; then
+		if [[ $line =~ ^vmemmap\ ([a-z_]+)\ ([0-9]+)$ ]]; then
+			G_VMEMMAP[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+		elif [[ $line == "vmemmap-check "* ]]; then
+			G_VCHECK+=("${line#vmemmap-check }")
+		elif [[ $line =~ ^block\ ([0-9]+)\ ([0-9]+|-)\ ([a-z-]+)\ ([A-Za-z0-9\ -]+)$ ]]; then
 			G_BLOCK[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]} ${BASH_REMATCH[3]} ${BASH_REMATCH[4]}"
 		elif [[ $line =~ ^memtotal\ ([0-9]+)$ ]]; then
 			G_MEMTOTAL=${BASH_REMATCH[1]}
@@ -88,11 +92,14 @@ guest_state() {
 baseline_take() {
 	agent_call state || return 1
 	guest_state || return 1
-	declare -gA B_BLOCK B_NODEMEM
-	B_BLOCK=() B_NODEMEM=()
+	declare -gA B_BLOCK B_NODEMEM B_VMEMMAP
+	B_BLOCK=() B_NODEMEM=() B_VMEMMAP=()
 	local k
 	for k in "${!G_BLOCK[@]}"; do B_BLOCK[$k]=${G_BLOCK[$k]}; done
 	for k in "${!G_NODEMEM[@]}"; do B_NODEMEM[$k]=${G_NODEMEM[$k]}; done
+	for k in "${!G_VMEMMAP[@]}"; do B_VMEMMAP[$k]=${G_VMEMMAP[$k]}; done
+	HAVE_VMEMMAP=0
+	[[ -n ${G_VMEMMAP[buddy_pages]:-} ]] && HAVE_VMEMMAP=1
 	B_MEMTOTAL=$G_MEMTOTAL
 	GUEST_DEFAULT_STATE=offline
 	[[ $G_AUTO == online* ]] && GUEST_DEFAULT_STATE=online
@@ -132,7 +139,11 @@ check_guest() {
 	declare -A want_block=()
 	for b in "${!B_BLOCK[@]}"; do want_block[$b]=base; done
 	local -A node_kb=()
+	local memmap_pages=0
 	for d in "${!D_SIZE[@]}"; do
+		[[ ${D_STATE[$d]} == absent ]] && continue
+		# struct page is 64 bytes: 512 pages of memmap per 128 MiB
+		memmap_pages=$((memmap_pages + D_SIZE[$d] / 262144))
 		dimm_blocks "$d"; first=$DB_FIRST count=$DB_COUNT
 		for ((i = first; i < first + count; i++)); do want_block[$i]=$d; done
 		if [[ ${D_STATE[$d]} == online ]]; then
@@ -166,6 +177,16 @@ check_guest() {
 			bad=1
 		fi
 	done
+	for d in "${!D_SIZE[@]}"; do
+		[[ ${D_STATE[$d]} == absent ]] || continue
+		dimm_blocks "$d"; first=$DB_FIRST count=$DB_COUNT
+		for ((i = first; i < first + count; i++)); do
+			[[ -n ${G_BLOCK[$i]:-} ]] || continue
+			diag "memory$i of $d exists, but its hot-add was to fail whole: ${G_BLOCK[$i]}"
+			bad=1
+		done
+	done
+	((HAVE_VMEMMAP)) && { check_vmemmap "$memmap_pages" || bad=1; }
 	if ((G_MEMTOTAL != B_MEMTOTAL + expect_kb)); then
 		diag "MemTotal is $G_MEMTOTAL kB, expected $((B_MEMTOTAL + expect_kb)) kB (boot $B_MEMTOTAL + online DIMMs $expect_kb)"
 		bad=1
@@ -177,5 +198,28 @@ check_guest() {
 			bad=1
 		fi
 	done
+	return $bad
+}
+
+# check_vmemmap MEMMAP_PAGES: the series' view. vmemmap/check must say OK;
+# the pages backing memmap (buddy and altmap) must be the boot baseline plus
+# exactly what the plugged DIMMs need; with no DIMM plugged the vmemmap's
+# page-table pages must be back at the baseline too.
+check_vmemmap() {
+	local want=$1 bad=0 have base l
+	if [[ ${G_VCHECK[*]} != OK ]]; then
+		for l in "${G_VCHECK[@]}"; do diag "vmemmap/check: $l"; done
+		bad=1
+	fi
+	have=$((G_VMEMMAP[buddy_pages] + ${G_VMEMMAP[altmap_pages]:-0}))
+	base=$((B_VMEMMAP[buddy_pages] + ${B_VMEMMAP[altmap_pages]:-0}))
+	if ((have != base + want)); then
+		diag "vmemmap/stats: memmap pages (buddy+altmap) $have, expected $((base + want)) (boot $base + plugged DIMMs $want)"
+		bad=1
+	fi
+	if ((${#D_SIZE[@]} == 0 && G_VMEMMAP[pgtable_pages] != B_VMEMMAP[pgtable_pages])); then
+		diag "vmemmap/stats: pgtable_pages ${G_VMEMMAP[pgtable_pages]}, boot baseline ${B_VMEMMAP[pgtable_pages]}, with no DIMM plugged"
+		bad=1
+	fi
 	return $bad
 }

@@ -5,7 +5,7 @@
 # sides against. A verb returns 0 done, 1 the kernel misbehaved, 2 the rig
 # failed; STEP_DIAG holds the why. Sourced by rig.
 
-declare -A D_SIZE D_NODE D_ADDR D_STATE D_ZONE
+declare -A D_SIZE=() D_NODE=() D_ADDR=() D_STATE=() D_ZONE=() D_ONLINE_TYPE=()
 EVENT_TIMEOUT_MS=${EVENT_TIMEOUT_MS:-30000}
 OFFLINE_TIMEOUT_S=${OFFLINE_TIMEOUT_S:-10}
 
@@ -33,23 +33,48 @@ dimm_blocks() {
 	DB_FIRST=$((D_ADDR[$1] / GUEST_BLOCK_SIZE)) DB_COUNT=$((D_SIZE[$1] / GUEST_BLOCK_SIZE))
 }
 
-verb_plug() { # NAME SIZE node=N
-	local name=$1 size node=${3#node=} st line
+# split_xf ARGS...: XF=1 and XF_ERRNOS when the step ends in expect-fail;
+# the other words in XF_ARGS.
+split_xf() {
+	XF=0 XF_ERRNOS='' XF_ARGS=()
+	while (($#)); do
+		if [[ $1 == expect-fail ]]; then
+			XF=1 XF_ERRNOS=${2:-}
+			return
+		fi
+		XF_ARGS+=("$1")
+		shift
+	done
+}
+
+# xf_check WHAT: after an expected failure of the guest write, the errno
+# must be one of XF_ERRNOS (when given). AGENT_OUT holds "ERRNO FILE".
+xf_errno_ok() {
+	local got=${AGENT_OUT[0]%% *}
+	[[ -z $XF_ERRNOS || ",$XF_ERRNOS," == *",$got,"* ]] && return 0
+	diag "$1 failed with $got, expected one of $XF_ERRNOS"
+	return 1
+}
+
+verb_plug() { # NAME SIZE node=N [expect-fail]
+	split_xf "$@"
+	set -- "${XF_ARGS[@]}"
+	local name=$1 size node=${3#node=} line first count
 	to_bytes "$2"
 	size=$BYTES
 	qmp_forget "\"$name\""
 	qmp_object_add_ram "mem-$name" "$size" || { qmp_failed; return; }
 	qmp_device_add_dimm "$name" "mem-$name" "$node" || { qmp_failed; return; }
-	# Linux evaluates _OST once its ACPI scan has added the memory.
+	# Linux evaluates _OST once its ACPI scan has handled the device; 6.1
+	# reports success there even when adding the memory failed, so the
+	# guest's blocks are what decide.
 	qmp_wait_event "$EVENT_TIMEOUT_MS" "ACPI_DEVICE_OST:\"device\": \"$name\"" || {
 		qemu_alive || { diag "$QMP_ERROR"; return 2; }
 		GUEST_HUNG=1
 		diag "INFO: guest hang in plug $name: no ACPI_DEVICE_OST within $((EVENT_TIMEOUT_MS / 1000)) s"
 		return 1
 	}
-	D_SIZE[$name]=$size D_NODE[$name]=$node D_STATE[$name]=$GUEST_DEFAULT_STATE D_ZONE[$name]=
-	[[ $QMP_EVENT == *'"status": 0'[,}]* ]] ||
-		diag "guest reported a failed insert: $QMP_EVENT"
+	D_SIZE[$name]=$size D_NODE[$name]=$node D_STATE[$name]=$GUEST_DEFAULT_STATE D_ZONE[$name]=''
 	qmp_memory_devices || { qmp_failed; return; }
 	for line in "${QMP_MEMDEVS[@]}"; do
 		# shellcheck disable=SC2086
@@ -57,36 +82,72 @@ verb_plug() { # NAME SIZE node=N
 		[[ $1 == "$name" ]] && D_ADDR[$name]=$2
 	done
 	[[ -n ${D_ADDR[$name]:-} ]] || { diag "query-memory-devices does not list $name"; return 2; }
-	local first count
 	dimm_blocks "$name"; first=$DB_FIRST count=$DB_COUNT
+	if ((XF)); then
+		# The add must fail whole: no block of the DIMM in the guest.
+		D_STATE[$name]=absent
+		[[ $QMP_EVENT == *'"status": 0'[,}]* ]] || diag "guest reported the failed insert: $QMP_EVENT"
+		return 0
+	fi
+	[[ $QMP_EVENT == *'"status": 0'[,}]* ]] ||
+		{ diag "guest reported a failed insert: $QMP_EVENT"; return 1; }
 	agent_call wait-blocks "$first" "$count" 10
 	agent_failed $? "plug $name: memory blocks $first..$((first + count - 1))" || return
 	return 0
 }
 
-verb_online() { # NAME movable|kernel|auto
-	local name=$1 how first count
-	case $2 in
-	movable) how=online_movable D_ZONE[$name]=Movable ;;
-	kernel) how=online_kernel D_ZONE[$name]=Normal ;;
-	*) how=online D_ZONE[$name]= ;;
+online_type() { # movable|kernel|auto
+	case $1 in
+	movable) ONLINE_TYPE=online_movable ZONE=Movable ;;
+	kernel) ONLINE_TYPE=online_kernel ZONE=Normal ;;
+	*) ONLINE_TYPE=online ZONE='' ;;
 	esac
-	dimm_blocks "$name"; first=$DB_FIRST count=$DB_COUNT
-	agent_call online "$first" "$count" "$how"
-	agent_failed $? "online $name ($how)" || return
-	D_STATE[$name]=online
 }
 
-verb_offline() { # NAME
-	local name=$1 first count
+verb_online() { # NAME movable|kernel|auto [expect-fail [ERRNOS]]
+	split_xf "$@"
+	set -- "${XF_ARGS[@]}"
+	local name=$1 first count st
+	online_type "${2:-auto}"
+	dimm_blocks "$name"; first=$DB_FIRST count=$DB_COUNT
+	agent_call online "$first" "$count" "$ONLINE_TYPE"
+	st=$?
+	if ((XF)); then
+		((st == 1)) || { agent_failed $st "online $name" || return; diag "online $name succeeded, expected a failure"; return 1; }
+		xf_errno_ok "online $name" || return
+		diag "online $name failed as expected: ${AGENT_OUT[*]}"
+		# Blocks before the failing one did come online: take them back.
+		agent_call -t 60000 offline "$first" "$count" "$OFFLINE_TIMEOUT_S" rest
+		agent_failed $? "offline $name after the expected failure" || return
+		return 0
+	fi
+	agent_failed $st "online $name ($ONLINE_TYPE)" || return
+	D_STATE[$name]=online D_ZONE[$name]=$ZONE D_ONLINE_TYPE[$name]=$ONLINE_TYPE
+}
+
+verb_offline() { # NAME [expect-fail [ERRNOS]]
+	split_xf "$@"
+	set -- "${XF_ARGS[@]}"
+	local name=$1 first count st
 	dimm_blocks "$name"; first=$DB_FIRST count=$DB_COUNT
 	agent_call -t $(((OFFLINE_TIMEOUT_S * count + 30) * 1000)) offline "$first" "$count" "$OFFLINE_TIMEOUT_S"
-	agent_failed $? "offline $name" || return
+	st=$?
+	if ((XF)); then
+		((st == 1)) || { agent_failed $st "offline $name" || return; diag "offline $name succeeded, expected a failure"; return 1; }
+		xf_errno_ok "offline $name" || return
+		diag "offline $name failed as expected: ${AGENT_OUT[*]}"
+		# Blocks offlined before the failing one: online them again.
+		agent_call online "$first" "$count" "${D_ONLINE_TYPE[$name]:-online}" rest
+		agent_failed $? "online $name after the expected failure" || return
+		return 0
+	fi
+	agent_failed $st "offline $name" || return
 	D_STATE[$name]=offline
 }
 
-verb_unplug() { # NAME
-	local name=$1
+verb_unplug() { # NAME [expect-fail]
+	split_xf "$@"
+	local name=${XF_ARGS[0]} refused=''
 	qmp_forget "\"$name\""
 	qmp_device_del "$name" || { qmp_failed; return; }
 	while :; do
@@ -100,19 +161,62 @@ verb_unplug() { # NAME
 		}
 		case $QMP_MATCH in
 		0) break ;;
-		1) diag "guest refused to eject $name: $QMP_EVENT"; return 1 ;;
+		1) refused=$QMP_EVENT; break ;;
 		2)
 			# source 3 is the eject request; 0 done, 0x84 ejection in progress.
 			if [[ $QMP_EVENT == *'"source": 3'* && $QMP_EVENT != *'"status": 0'[,}]* &&
 				$QMP_EVENT != *'"status": 132'* ]]; then
-				diag "guest refused to eject $name: $QMP_EVENT"
-				return 1
+				refused=$QMP_EVENT
+				break
 			fi
 			;;
 		esac
 	done
+	if [[ -n $refused ]]; then
+		((XF)) && { diag "unplug $name refused as expected"; return 0; }
+		diag "guest refused to eject $name: $refused"
+		return 1
+	fi
+	if ((XF)); then
+		diag "unplug $name succeeded, expected the guest to refuse"
+		qmp_object_del "mem-$name" || true
+		unset "D_SIZE[$name]" "D_NODE[$name]" "D_ADDR[$name]" "D_STATE[$name]" "D_ZONE[$name]"
+		return 1
+	fi
 	qmp_object_del "mem-$name" || { qmp_failed; return; }
 	unset "D_SIZE[$name]" "D_NODE[$name]" "D_ADDR[$name]" "D_STATE[$name]" "D_ZONE[$name]"
+}
+
+# expect vmemmap.COUNTER OP N: a counter of the series' vmemmap/stats (or
+# fail_vmemmap/injected as injected_KIND) against its boot value.
+verb_expect() {
+	local counter=${1#vmemmap.} op=$2 n=$3 now base delta
+	agent_call state
+	agent_failed $? "expect" || return
+	guest_state || { diag "unreadable guest state"; return 2; }
+	now=${G_VMEMMAP[$counter]:-} base=${B_VMEMMAP[$counter]:-}
+	[[ -n $now && -n $base ]] || { diag "the kernel has no vmemmap counter $counter"; return 2; }
+	delta=$((now - base))
+	case $op in
+	'=') ((delta == n)) ;;
+	'>=') ((delta >= n)) ;;
+	'<=') ((delta <= n)) ;;
+	esac && { diag "vmemmap.$counter: $base -> $now (change $delta)"; return 0; }
+	diag "vmemmap.$counter changed by $delta since boot ($base -> $now), expected $op $n"
+	return 1
+}
+
+# inject NAME KEY=VALUE...: arm an injector in the guest until clear (or
+# the end of the run).
+verb_inject() {
+	agent_call inject "$@"
+	agent_failed $? "inject $1" || return
+	INJECTED=1
+}
+
+verb_clear() { # NAME|all
+	agent_call clear "$1"
+	agent_failed $? "clear $1"
 }
 
 verb_check() {

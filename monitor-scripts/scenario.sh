@@ -61,9 +61,37 @@ sc_machine() {
 # The static model: what is plugged, in what state.
 declare -A SC_SIZE SC_NODE SC_STATE
 
+# Injectors the guest can arm (guest/lib/inject.sh).
+readonly SC_INJECTORS="failslab fail_page_alloc fail_function fail_vmemmap notifier"
+
 sc_step() {
-	local verb=$1 name=${2:-}
+	local verb=$1 name=${2:-} xf='' a
 	shift
+	# A trailing "expect-fail [ERRNO,...]": the operation must fail (with
+	# one of the errnos, where given) and leave the model as it was.
+	local -a words=()
+	while (($#)); do
+		if [[ $1 == expect-fail ]]; then
+			xf=expect-fail
+			(($# <= 2)) || sc_die "$verb: expect-fail takes one list of errnos (EBUSY,EINTR)"
+			[[ -z ${2:-} || $2 =~ ^E[A-Z0-9]+(,E[A-Z0-9]+)*$ ]] ||
+				sc_die "$verb: '$2' is not an errno list like EBUSY,EINTR"
+			xf+=${2:+ $2}
+			break
+		fi
+		words+=("$1")
+		shift
+	done
+	set -- "${words[@]}"
+	case $verb in
+	plug | online | offline | unplug) ;;
+	*) [[ -z $xf ]] || sc_die "$verb takes no expect-fail" ;;
+	esac
+	if [[ -n $xf ]]; then
+		case $verb in
+		plug | unplug) [[ $xf == expect-fail ]] || sc_die "$verb: expect-fail takes no errno (the guest's ACPI handler has none to give)" ;;
+		esac
+	fi
 	case $verb in
 	plug)
 		(($# == 3)) || sc_die "usage: plug NAME SIZE node=N"
@@ -84,31 +112,51 @@ sc_step() {
 		((total + size <= M_MAXMEM)) ||
 			sc_die "plug $name: $(human $((total + size))) would exceed maxmem=$(human "$M_MAXMEM")"
 		SC_SIZE[$name]=$size SC_NODE[$name]=$node SC_STATE[$name]=offline
-		SC_STEPS+=("plug $name $(human "$size") node=$node")
+		[[ -n $xf ]] && SC_STATE[$name]=absent
+		SC_STEPS+=("plug $name $(human "$size") node=$node${xf:+ $xf}")
 		;;
 	online)
 		(($# == 1 || $# == 2)) || sc_die "usage: online NAME [movable|kernel|auto]"
 		[[ -n ${SC_STATE[$name]:-} ]] || sc_die "online $name: $name is not plugged"
+		[[ ${SC_STATE[$name]} != absent ]] || sc_die "online $name: $name has no memory blocks (its plug was expected to fail)"
 		[[ ${SC_STATE[$name]} == offline ]] || sc_die "online $name: $name is online already"
 		case ${2:-auto} in movable | kernel | auto) ;; *) sc_die "online $name: zone '$2' (movable, kernel, auto)" ;; esac
-		SC_STATE[$name]=online
-		SC_STEPS+=("online $name ${2:-auto}")
+		[[ -n $xf ]] || SC_STATE[$name]=online
+		SC_STEPS+=("online $name ${2:-auto}${xf:+ $xf}")
 		;;
 	offline)
 		(($# == 1)) || sc_die "usage: offline NAME"
 		[[ ${SC_STATE[$name]:-} == online ]] || sc_die "offline $name: $name is not online"
-		SC_STATE[$name]=offline
-		SC_STEPS+=("offline $name")
+		[[ -n $xf ]] || SC_STATE[$name]=offline
+		SC_STEPS+=("offline $name${xf:+ $xf}")
 		;;
 	unplug)
 		(($# == 1)) || sc_die "usage: unplug NAME"
 		[[ -n ${SC_STATE[$name]:-} ]] || sc_die "unplug $name: $name is not plugged"
-		unset "SC_STATE[$name]" "SC_SIZE[$name]" "SC_NODE[$name]"
-		SC_STEPS+=("unplug $name")
+		[[ -n $xf ]] || unset "SC_STATE[$name]" "SC_SIZE[$name]" "SC_NODE[$name]"
+		SC_STEPS+=("unplug $name${xf:+ $xf}")
 		;;
 	check)
 		(($# == 0)) || sc_die "usage: check"
 		SC_STEPS+=("check")
+		;;
+	inject)
+		(($# >= 1)) || sc_die "usage: inject NAME KEY=VALUE..."
+		[[ " $SC_INJECTORS " == *" $name "* ]] || sc_die "inject: unknown injector '$name' ($SC_INJECTORS)"
+		for a in "${@:2}"; do
+			[[ $a =~ ^[A-Za-z_][A-Za-z0-9_-]*=-?[A-Za-z0-9_,+]*$ ]] || sc_die "inject $name: '$a' is not KEY=VALUE"
+		done
+		SC_STEPS+=("inject $*")
+		;;
+	clear)
+		(($# <= 1)) || sc_die "usage: clear [NAME]"
+		[[ -z $name || " $SC_INJECTORS " == *" $name "* ]] || sc_die "clear: unknown injector '$name'"
+		SC_STEPS+=("clear ${name:-all}")
+		;;
+	expect)
+		[[ $# == 3 && $1 =~ ^vmemmap\.[a-z_]+$ && $2 =~ ^(=|\>=|\<=)$ && $3 =~ ^[0-9]+$ ]] ||
+			sc_die "usage: expect vmemmap.COUNTER =|>=|<= N (the change since boot)"
+		SC_STEPS+=("expect $*")
 		;;
 	guest-sh)
 		(($# >= 1)) || sc_die "usage: guest-sh COMMAND..."

@@ -36,6 +36,7 @@ verb_state() {
 	for d in "$MEMDIR"/memory[0-9]*; do
 		block_line "${d##*/memory}"
 	done
+	verb_vmemmap
 }
 
 # wait-blocks FIRST COUNT TIMEOUT_S: until every block of the range exists.
@@ -59,12 +60,16 @@ verb_wait_blocks() {
 	done
 }
 
-# block_files FIRST COUNT [down]: the state files of a range, lowest first
-# (or highest first with "down").
+# block_files FIRST COUNT [down] [STATE]: the state files of a range, lowest
+# first (or highest first with "down"), all or only those in STATE.
 block_files() {
-	local i=$1
-	files=
+	local i=$1 st
+	files=''
 	while [ "$i" -lt $(($1 + $2)) ]; do
+		if [ -n "${4:-}" ]; then
+			read -r st <"$MEMDIR/memory$i/state"
+			[ "$st" = "$4" ] || { i=$((i + 1)); continue; }
+		fi
 		if [ "${3:-}" = down ]; then
 			files="$MEMDIR/memory$i/state $files"
 		else
@@ -74,18 +79,22 @@ block_files() {
 	done
 }
 
-# online FIRST COUNT online|online_kernel|online_movable: one rigctl for all
-# blocks (an exec costs milliseconds under TCG); prints "ERRNO FILE" on failure.
+# online FIRST COUNT online|online_kernel|online_movable [rest]: one rigctl
+# for all blocks (an exec costs milliseconds under TCG); prints "ERRNO FILE"
+# on failure. "rest" onlines only the blocks still offline (the cleanup after
+# an expected failure).
 verb_online() {
-	block_files "$1" "$2"
+	block_files "$1" "$2" up ${4:+offline}
+	[ -n "$files" ] || return 0
 	# shellcheck disable=SC2086 # one word per file
 	rigctl write "$3" $files
 }
 
-# offline FIRST COUNT TIMEOUT_S: highest block first; offline_pages retries
-# until a signal arrives, so each write gets SIGALRM after TIMEOUT_S.
+# offline FIRST COUNT TIMEOUT_S [rest]: highest block first; offline_pages
+# retries until a signal arrives, so each write gets SIGALRM after TIMEOUT_S.
 verb_offline() {
-	block_files "$1" "$2" down
+	block_files "$1" "$2" down ${4:+online}
+	[ -n "$files" ] || return 0
 	# shellcheck disable=SC2086
 	rigctl write -t "$3" offline $files
 }

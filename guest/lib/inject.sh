@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: GPL-2.0
+# hotplug-rig guest verbs for fault injection: arm and clear failslab,
+# fail_page_alloc, fail_function, fail_vmemmap (our series) and the memory
+# notifier injector. Every knob is saved before its first write and restored
+# by clear, and arming and clearing leave markers in the kernel log for the
+# host's triage ("rig: inject armed NAME").
+
+DBG=/sys/kernel/debug
+SAVED=/tmp/inject-saved
+
+inject_dir() {
+	case "$1" in
+	failslab | fail_page_alloc | fail_function | fail_vmemmap) echo "$DBG/$1" ;;
+	notifier) echo "$DBG/notifier-error-inject/memory/actions" ;;
+	*) return 1 ;;
+	esac
+}
+
+# knob_set FILE VALUE: remember FILE's first value, then write VALUE.
+knob_set() {
+	local key
+	key=$(echo "$1" | tr / _)
+	[ -e "$SAVED/$key" ] || { mkdir -p "$SAVED" && { echo "$1"; cat "$1"; } >"$SAVED/$key"; }
+	echo "$2" >"$1" || { echo "cannot write '$2' to $1"; return 1; }
+}
+
+# inject NAME KEY=VALUE...: probability 100, interval 1, verbose 2 unless
+# given; fail_function takes func= and retval=; notifier takes
+# MEM_GOING_ONLINE=-12 style action=errno pairs.
+verb_inject() {
+	local name=$1 dir kv key val func=
+	dir=$(inject_dir "$name") || { echo "unknown injector '$name'"; return 1; }
+	[ -d "$dir" ] || { echo "$dir missing: the kernel lacks $name"; return 1; }
+	shift
+	if [ "$name" = notifier ]; then
+		for kv in "$@"; do
+			key=${kv%%=*} val=${kv#*=}
+			knob_set "$dir/$key/error" "$val" || return 1
+		done
+		echo "rig: inject armed notifier" >/dev/kmsg
+		return 0
+	fi
+	for kv in "$@"; do
+		case "$kv" in func=*) func=${kv#func=} ;; esac
+	done
+	if [ "$name" = fail_function ]; then
+		[ -n "$func" ] || { echo "fail_function needs func="; return 1; }
+		echo "$func" >"$dir/inject" || { echo "$func is not injectable"; return 1; }
+	fi
+	knob_set "$dir/probability" 100 || return 1
+	knob_set "$dir/interval" 1 || return 1
+	knob_set "$dir/verbose" 2 || return 1
+	for kv in "$@"; do
+		key=${kv%%=*} val=${kv#*=}
+		case "$key" in
+		func) ;;
+		retval) knob_set "$dir/$func/retval" "$val" || return 1 ;;
+		*)
+			[ -e "$dir/$key" ] || { echo "$name has no knob '$key'"; return 1; }
+			knob_set "$dir/$key" "$val" || return 1 ;;
+		esac
+	done
+	echo "rig: inject armed $name" >/dev/kmsg
+}
+
+# clear NAME|all: every saved knob back to its first value.
+verb_clear() {
+	local f file name
+	for name in ${1:-all}; do
+		[ "$name" = all ] && name=
+		if [ -z "$name" ] || [ "$name" = fail_function ]; then
+			[ -e "$DBG/fail_function/inject" ] && echo >"$DBG/fail_function/inject"
+		fi
+		for f in "$SAVED"/*; do
+			[ -e "$f" ] || continue
+			case "$f" in *"$name"*) ;; *) continue ;; esac
+			{
+				read -r file
+				cat >"$file"
+			} <"$f" 2>/dev/null
+			rm -f "$f"
+		done
+		echo "rig: inject disarmed ${name:-all}" >/dev/kmsg
+	done
+}
+
+# vmemmap: the series' stats and check, one "vmemmap NAME VALUE" per counter
+# and "vmemmap-check LINE" per line of check.
+verb_vmemmap() {
+	local name val line
+	[ -r "$DBG/vmemmap/stats" ] || return 0
+	while read -r name val; do
+		echo "vmemmap $name $val"
+	done <"$DBG/vmemmap/stats"
+	while read -r line; do
+		echo "vmemmap-check $line"
+	done <"$DBG/vmemmap/check"
+	[ -r "$DBG/fail_vmemmap/injected" ] || return 0
+	while read -r name val; do
+		echo "vmemmap injected_$name $val"
+	done <"$DBG/fail_vmemmap/injected"
+}
