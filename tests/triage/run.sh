@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Golden tests for tools/triage: every NAME.log here is a real console excerpt and
+# NAME.expected its hand-written titles.  Usage: run.sh TRIAGE_BINARY; prints KTAP.
+#
+# NAME.expected: "# " comment lines (what the log is, how it was provoked), an
+# optional "# exit: N" (default 1 when titles are listed, 0 when none), and the
+# exact stdout expected, "COUNT<TAB>TITLE" per line.
+set -euo pipefail
+
+triage=${1:?usage: run.sh TRIAGE_BINARY}
+here=$(cd "$(dirname "$0")" && pwd)
+[[ -x $triage ]] || { echo "run.sh: $triage is not executable" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+checks=(stdin_same_as_file from_byte_skips_earlier_reports from_byte_keeps_marker_state
+	reports_dir_and_json truncated_report_is_corrupted report_file_has_trace_and_step
+	missing_file_exits_2 bad_option_exits_2)
+goldens=("$here"/*.expected)
+n=0
+failed=0
+
+# result NAME STATUS [DIAGNOSTIC_FILE]
+result() {
+	local name=$1 status=$2 diag=${3:-}
+	n=$((n + 1))
+	if ((status == 0)); then
+		echo "ok $n $name"
+		return
+	fi
+	failed=$((failed + 1))
+	echo "not ok $n $name"
+	if [[ -n $diag && -s $diag ]]; then
+		sed 's/^/# /' "$diag"
+	fi
+}
+
+# check NAME FUNCTION: one result from a test function's status
+check() {
+	if "$2" >"$work/diag" 2>&1; then
+		result "$1" 0
+	else
+		result "$1" 1 "$work/diag"
+	fi
+}
+
+golden() {
+	local exp=$1 log=${1%.expected}.log name
+	local want_exit="" got_exit
+	name=$(basename "${exp%.expected}")
+	want_exit=$(sed -n 's/^# exit: //p' "$exp")
+	grep -v '^# ' "$exp" >"$work/want" || true
+	if [[ -z $want_exit ]]; then
+		if [[ -s $work/want ]]; then want_exit=1; else want_exit=0; fi
+	fi
+	got_exit=0
+	"$triage" "$log" >"$work/got" 2>"$work/err" || got_exit=$?
+	{
+		diff -u "$work/want" "$work/got" | sed 1,2d || true
+		[[ $got_exit == "$want_exit" ]] || echo "exit $got_exit, want $want_exit"
+		cat "$work/err"
+	} >"$work/diag"
+	if [[ -s $work/diag ]]; then
+		result "$name" 1 "$work/diag"
+	else
+		result "$name" 0
+	fi
+}
+
+# offset of the first line of LOG matching PATTERN
+line_offset() {
+	grep -b -m1 -- "$2" "$1" | cut -d: -f1
+}
+
+t_stdin() {
+	local rc=0 log=$here/warning.log
+	"$triage" - <"$log" >"$work/stdin.out" || rc=$?
+	"$triage" "$log" >"$work/file.out" || true
+	cmp "$work/stdin.out" "$work/file.out" && ((rc == 1))
+}
+
+# -f: a report before the offset is not counted...
+t_from_past() {
+	local rc=0 out off
+	off=$(line_offset "$here/warning.log" 'rig: step 1 end')
+	out=$("$triage" -f "$off" "$here/warning.log") || rc=$?
+	echo "rc=$rc out=$out"
+	[[ -z $out ]] && ((rc == 0))
+}
+
+# ...while markers before it still set the state of one after it.
+t_from_state() {
+	local rc=0 out off log=$here/alloc-failure-armed.log
+	off=$(line_offset "$log" 'page allocation failure')
+	out=$("$triage" -f "$off" "$log") || rc=$?
+	echo "rc=$rc out=$out"
+	[[ $out == $'1\tpage allocation failure in alloc_migration_target' ]] && ((rc == 0))
+	off=$((off + 1))
+	rc=0
+	out=$("$triage" -f "$off" "$log") || rc=$?
+	[[ -z $out ]] && ((rc == 0))
+}
+
+t_outputs() {
+	local rc=0
+	"$triage" -r "$work/rep" -j "$work/r.json" "$here/interleaved.log" >/dev/null || rc=$?
+	((rc == 1)) || return 1
+	[[ -s $work/rep/summary.txt ]] || return 1
+	[[ $(find "$work/rep" -name '0*.txt' | wc -l) -ge 1 ]] || return 1
+	grep -q '"corrupted":true' "$work/r.json" || return 1
+	grep -q '"file":"001-' "$work/r.json" || return 1
+	if command -v python3 >/dev/null; then
+		python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/r.json"
+	fi
+}
+
+# a report cut off by the end of the log is flagged, a complete one is not
+t_truncated() {
+	"$triage" -j "$work/t.json" "$here/truncated.log" >/dev/null || true
+	grep -q '"corrupted":true' "$work/t.json" || return 1
+	"$triage" -j "$work/s.json" "$here/soft-lockup.log" >/dev/null || true
+	! grep -q '"corrupted":true' "$work/s.json"
+}
+
+t_report_file() {
+	local rc=0 f
+	"$triage" -r "$work/rep2" "$here/vmemmap-alloc-failure.log" >/dev/null || rc=$?
+	f=$(find "$work/rep2" -name '001-*.txt')
+	((rc == 0)) && grep -q 'Call Trace:' "$f" && grep -q '^injected: yes' "$f" &&
+		grep -q '^step marker: .*rig: step 1 begin' "$f"
+}
+
+t_missing_file() {
+	local rc=0
+	"$triage" "$work/does-not-exist" >/dev/null 2>"$work/err" || rc=$?
+	((rc == 2)) && [[ $(wc -l <"$work/err") == 1 ]]
+}
+
+t_bad_option() {
+	local rc=0
+	"$triage" -x "$here/warning.log" >/dev/null 2>&1 || rc=$?
+	((rc == 2))
+}
+
+echo "TAP version 13"
+echo "1..$((${#goldens[@]} + ${#checks[@]}))"
+for exp in "${goldens[@]}"; do
+	golden "$exp"
+done
+check stdin_same_as_file t_stdin
+check from_byte_skips_earlier_reports t_from_past
+check from_byte_keeps_marker_state t_from_state
+check reports_dir_and_json t_outputs
+check truncated_report_is_corrupted t_truncated
+check report_file_has_trace_and_step t_report_file
+check missing_file_exits_2 t_missing_file
+check bad_option_exits_2 t_bad_option
+((n == ${#goldens[@]} + ${#checks[@]})) || echo "# run.sh: the checks list is out of date"
+echo "# triage: $((n - failed)) passed, $failed failed"
+((failed == 0))
