@@ -66,8 +66,8 @@ bench:
 	tests/bench $(rig_args)
 
 lint:
-	shellcheck -x -P monitor-scripts monitor-scripts/rig tests/run tests/bench $(wildcard tests/*.sh tools/*.sh) .ci/run
-	shellcheck -s busybox guest/init guest/agent guest/lib/*.sh
+	shellcheck -x -P monitor-scripts monitor-scripts/rig tests/run tests/bench $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run
+	shellcheck -s dash -e SC3060 guest/init guest/agent guest/lib/*.sh
 
 clean:
 	rm -rf logs/[0-9]* logs/latest

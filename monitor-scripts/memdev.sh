@@ -197,6 +197,7 @@ verb_expect() {
 	now=${G_VMEMMAP[$counter]:-} base=${B_VMEMMAP[$counter]:-}
 	[[ -n $now && -n $base ]] || { diag "the kernel has no vmemmap counter $counter"; return 2; }
 	delta=$((now - base))
+	[[ ${EXPECT_BOOT:-0} == 1 ]] && delta=$base
 	case $op in
 	'=') ((delta == n)) ;;
 	'>=') ((delta >= n)) ;;
@@ -204,6 +205,66 @@ verb_expect() {
 	esac && { diag "vmemmap.$counter: $base -> $now (change $delta)"; return 0; }
 	diag "vmemmap.$counter changed by $delta since boot ($base -> $now), expected $op $n"
 	return 1
+}
+
+# sweep-nth NAME SIZE node=N KINDS [MAX]: fail the 1st, 2nd, ... vmemmap
+# allocation (fail_vmemmap nth, KINDS as its kinds file takes them) of one
+# hot-add of the DIMM, until an add goes through with nothing injected.
+# After each injected failure the add must have failed whole (no blocks,
+# memmap pages and vmemmap/check at boot values) or, where the kernel has a
+# fallback (a PMD block falls back to base pages), succeeded whole. Each
+# round is a diagnostic line.
+verb_sweep_nth() {
+	local name=$1 size=$2 node=$3 kinds=$4 max=${5:-32} n before after first count i
+	local st present
+	for ((n = 1; n <= max; n++)); do
+		agent_call state && guest_state || { diag "sweep: unreadable guest state"; return 2; }
+		before=${G_VMEMMAP[injected_total]:-}
+		[[ -n $before ]] || { diag "sweep: the kernel has no fail_vmemmap"; return 2; }
+		agent_call inject fail_vmemmap "kinds=$kinds" "nth=$n"
+		agent_failed $? "sweep: arm nth=$n" || return
+		INJECTED=1
+		st=0
+		verb_plug "$name" "$size" "$node" expect-fail || st=$?
+		((st == 0)) || return $st
+		agent_call clear fail_vmemmap
+		agent_failed $? "sweep: clear" || return
+		# _OST came after the ACPI handler: whatever blocks the add
+		# made exist by now.
+		agent_call state && guest_state || { diag "sweep: unreadable guest state"; return 2; }
+		after=${G_VMEMMAP[injected_total]}
+		dimm_blocks "$name"; first=$DB_FIRST count=$DB_COUNT
+		present=0
+		for ((i = first; i < first + count; i++)); do
+			[[ -n ${G_BLOCK[$i]:-} ]] && present=$((present + 1))
+		done
+		((present)) && D_STATE[$name]=$GUEST_DEFAULT_STATE
+		st=0
+		check_guest || st=$?
+		if ((st != 0)); then
+			diag "sweep: nth=$n ($((after - before)) injected) left the add half-done (above)"
+			return "$st"
+		fi
+		if ((after == before)); then
+			diag "sweep: nth=$n injected nothing: the add needs $((n - 1)) vmemmap allocations of kinds $kinds"
+			((present)) && return 0
+			diag "sweep: yet the add failed"
+			return 1
+		fi
+		if ((present)); then
+			diag "sweep: nth=$n failed an allocation, the kernel fell back and the add succeeded whole"
+		else
+			diag "sweep: nth=$n failed the add, rolled back whole"
+		fi
+		verb_unplug "$name" || return
+	done
+	diag "sweep: still injecting after $max allocations"
+	return 1
+}
+
+# expect-boot vmemmap.COUNTER OP N: a counter's value at boot.
+verb_expect_boot() {
+	EXPECT_BOOT=1 verb_expect "$@"
 }
 
 # inject NAME KEY=VALUE...: arm an injector in the guest until clear (or

@@ -153,10 +153,17 @@ sc_step() {
 		[[ -z $name || " $SC_INJECTORS " == *" $name "* ]] || sc_die "clear: unknown injector '$name'"
 		SC_STEPS+=("clear ${name:-all}")
 		;;
-	expect)
+	sweep-nth)
+		(($# == 4 || $# == 5)) || sc_die "usage: sweep-nth NAME SIZE node=N KINDS [MAX]"
+		sc_step plug "$1" "$2" "$3"
+		unset 'SC_STEPS[-1]'
+		[[ $4 =~ ^[a-z+,]+$ ]] || sc_die "sweep-nth: '$4' is not a list of fail_vmemmap kinds"
+		SC_STEPS+=("sweep-nth $*")
+		;;
+	expect | expect-boot)
 		[[ $# == 3 && $1 =~ ^vmemmap\.[a-z_]+$ && $2 =~ ^(=|\>=|\<=)$ && $3 =~ ^[0-9]+$ ]] ||
-			sc_die "usage: expect vmemmap.COUNTER =|>=|<= N (the change since boot)"
-		SC_STEPS+=("expect $*")
+			sc_die "usage: $verb vmemmap.COUNTER =|>=|<= N"
+		SC_STEPS+=("$verb $*")
 		;;
 	guest-sh)
 		(($# >= 1)) || sc_die "usage: guest-sh COMMAND..."
@@ -177,7 +184,10 @@ sc_step() {
 # scenario_load FILE: sets M_* (machine), SC_CMDLINE, SC_NEEDS, SC_TIMEOUT,
 # SC_STEPS (expanded), SC_DESC.
 scenario_load() {
-	SC_FILE=$1 SC_LINENO=0 SC_CMDLINE= SC_NEEDS=() SC_TIMEOUT=600 SC_STEPS=() SC_DESC=
+	SC_FILE=$1 SC_LINENO=0 SC_CMDLINE='' SC_NEEDS=() SC_TIMEOUT=600 SC_STEPS=() SC_DESC=''
+	# Lines are split into words, never glob-expanded on the host: guest-sh
+	# text is for the guest's shell.
+	set -f
 	local -a lines=() linenos=()
 	local line have_machine=0 in_body=0
 	while IFS= read -r line || [[ -n $line ]]; do
@@ -215,6 +225,7 @@ scenario_load() {
 		[[ $need =~ ^CONFIG_[A-Z0-9_]+$ ]] || SC_LINENO=0 sc_die "needs: '$need' is not a CONFIG_ option"
 	done
 	sc_expand 0 "${#lines[@]}" 1
+	set +f
 	((${#SC_STEPS[@]} > 0)) || sc_die "no steps"
 }
 
