@@ -54,7 +54,10 @@ verb_inject() {
 		key=${kv%%=*} val=${kv#*=}
 		case "$key" in
 		func) ;;
-		retval) knob_set "$dir/$func/retval" "$val" || return 1 ;;
+		retval)
+			# the file takes an unsigned long: -12 is 0xfff...f4
+			case "$val" in -*) val=$(printf '%#x' "$val") ;; esac
+			knob_set "$dir/$func/retval" "$val" || return 1 ;;
 		*)
 			[ -e "$dir/$key" ] || { echo "$name has no knob '$key'"; return 1; }
 			knob_set "$dir/$key" "$val" || return 1 ;;
