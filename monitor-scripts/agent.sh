@@ -11,14 +11,25 @@ agent_log() {
 	printf '%s %s %s\n' "$EPOCHREALTIME" "$1" "$2" >>"$RUN_DIR/agent.log"
 }
 
-# agent_wait_ready DEADLINE_MS: the agent's READY line; sets GUEST_RELEASE
-# and GUEST_BLOCK_SIZE.
+# agent_wait_ready DEADLINE_MS SILENT_MS: the agent's READY line; sets
+# GUEST_RELEASE and GUEST_BLOCK_SIZE. 3 when the console is still empty
+# SILENT_MS after the start (a kernel that died before saying anything), 4
+# when the kernel panicked.
 agent_wait_ready() {
-	local st
+	local st slice silent=$((QEMU_T0 + $2))
 	chan_open agent "$RIG_SOCK/agent.sock"
 	while :; do
-		chan_read agent "$1"
+		slice=$(($((${EPOCHREALTIME/./} / 1000)) + 2000))
+		((slice < $1)) || slice=$1
+		chan_read agent "$slice"
 		st=$?
+		if ((st == 2 && slice < $1)); then
+			qemu_alive || return 1
+			[[ ! -s $RUN_DIR/console.log && $((${EPOCHREALTIME/./} / 1000)) -gt $silent ]] && return 3
+			# A panic this early may hang the reset instead of ending QEMU.
+			grep -q -a 'Kernel panic - not syncing' "$RUN_DIR/console.log" && return 4
+			continue
+		fi
 		((st == 0)) || return $st
 		agent_log "<" "$CHAN_LINE"
 		if [[ $CHAN_LINE =~ ^READY\ ([A-Za-z0-9._+-]+)\ block_size=([0-9]+)$ ]]; then

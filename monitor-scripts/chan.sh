@@ -39,11 +39,13 @@ chan_write() {
 chan_read() {
 	local t=$(($2 - $((${EPOCHREALTIME/./} / 1000))))
 	((t > 0)) || return 2
-	local frac=00$((t % 1000))
-	if IFS= read -r -t "$((t / 1000)).${frac: -3}" -u "${CHAN_R[$1]}" CHAN_LINE; then
+	local frac=00$((t % 1000)) st=0
+	IFS= read -r -t "$((t / 1000)).${frac: -3}" -u "${CHAN_R[$1]}" CHAN_LINE || st=$?
+	if ((st == 0)); then
 		CHAN_LINE=${CHAN_LINE%$'\r'}
 		return 0
 	fi
-	(($? > 128)) && return 2
+	# read's status: above 128 when the time ran out, else end of file
+	((st > 128)) && return 2
 	return 1
 }

@@ -203,7 +203,11 @@ verb_expect() {
 	'>=') ((delta >= n)) ;;
 	'<=') ((delta <= n)) ;;
 	esac && { diag "vmemmap.$counter: $base -> $now (change $delta)"; return 0; }
-	diag "vmemmap.$counter changed by $delta since boot ($base -> $now), expected $op $n"
+	if [[ ${EXPECT_BOOT:-0} == 1 ]]; then
+		diag "vmemmap.$counter was $base at boot, expected $op $n"
+	else
+		diag "vmemmap.$counter changed by $delta since boot ($base -> $now), expected $op $n"
+	fi
 	return 1
 }
 

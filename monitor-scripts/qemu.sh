@@ -5,9 +5,11 @@
 # Machine spec (set by the scenario parser): M_CPUS, M_NODE_MEM (bytes per
 # node, 0 for a memory-less node), M_SLOTS, M_MAXMEM (bytes), M_CPU, M_CMDLINE.
 
+# earlyprintk: a kernel that dies before its console starts still says why
+# (a silent hang is what users of such tools complain about most).
 # Under TCG a busy host stalls RCU and the soft-lockup watchdog without any
 # kernel bug: raise both; there is no NMI watchdog to detect hard lockups.
-readonly RIG_BASE_CMDLINE="console=ttyS0 panic=-1 rdinit=/init rig.agent=ttyS1 memhp_default_state=offline printk.time=1 rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60 nmi_watchdog=0 rig.hung_task_timeout=120"
+readonly RIG_BASE_CMDLINE="console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1 rdinit=/init rig.agent=ttyS1 memhp_default_state=offline printk.time=1 rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60 nmi_watchdog=0 rig.hung_task_timeout=120"
 
 # accel_probe KERNEL: the accelerator to use for ACCEL=auto. KVM only when a
 # short probe boots far enough to print; the answer is kept per host kernel
