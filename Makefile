@@ -9,7 +9,7 @@ RIG_VARS := SEED ACCEL KERNEL_SRC KERNEL_IMAGE EXTRA_PATCHES FIXES VARIANT SERIE
 rig_args = $(foreach v,$(RIG_VARS),$(if $(strip $($(v))),'$(v)=$(strip $($(v)))'))
 export RIG_MAKE_COMMAND = make $(MAKECMDGOALS) $(rig_args)
 
-.PHONY: help run test bench kernel initramfs triage deps lint clean distclean
+.PHONY: help run test check-all bench kernel initramfs triage deps lint clean distclean
 
 help:
 	@echo 'hotplug-rig: memory-hotplug stress and fault injection in a QEMU guest'
@@ -17,6 +17,7 @@ help:
 	@echo 'targets:'
 	@echo '  run        run one scenario (SCENARIO=smoke) and print KTAP; logs in logs/<run-id>/'
 	@echo '  test       the rig'"'"'s own tests on the real kernel and QEMU (ends "N passed, N failed")'
+	@echo '  check-all  what needs other kernels: FIXES=1, test-only breakages, every variant (~30 min)'
 	@echo '  bench      measure boot, hotplug cycle and build figures ("name: value unit")'
 	@echo '  kernel     build the guest kernel (cached by a hash of its inputs), print its path'
 	@echo '  initramfs  build the guest image from guest/'
@@ -62,11 +63,14 @@ triage:
 test:
 	tests/run
 
+check-all:
+	tests/check-all
+
 bench:
 	tests/bench $(rig_args)
 
 lint:
-	shellcheck -x -P monitor-scripts monitor-scripts/rig tests/run tests/bench $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run
+	shellcheck -x -P monitor-scripts monitor-scripts/rig tests/run tests/bench tests/check-all $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run
 	shellcheck -s dash -e SC3060 guest/init guest/agent guest/lib/*.sh
 
 clean:
