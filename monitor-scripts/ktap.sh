@@ -52,3 +52,25 @@ write_summary() {
 		           floor_ns: $floor_ns}}' \
 		>"$RUN_DIR/summary.json.tmp" && mv "$RUN_DIR/summary.json.tmp" "$RUN_DIR/summary.json"
 }
+
+# write_junit: result.junit.xml beside result.ktap, for CI systems that read
+# JUnit: one testcase per step, failures with the run's reasons.
+write_junit() {
+	jq -r --arg name "$SCENARIO" --arg seed "${SEED:-}" --arg verdict "$VERDICT" \
+		--argjson ms "$(jq -sc . "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" '
+	def esc: tostring | @html;
+	. as $s
+	| ($s.steps | length) as $n
+	| ([$s.steps[] | select(.result == "fail" or .result == "error")] | length) as $f
+	| ([$s.steps[] | select(.result == "not run")] | length) as $k
+	| "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+	  "<testsuites><testsuite name=\"hotplug-rig.\($name | esc)\" tests=\"\($n)\" failures=\"\($f)\" skipped=\"\($k)\">",
+	  "<properties><property name=\"seed\" value=\"\($seed | esc)\"/><property name=\"verdict\" value=\"\($verdict | esc)\"/></properties>",
+	  ($s.steps | to_entries[] |
+	    "<testcase classname=\"\($name | esc)\" name=\"\(.key + 1) \(.value.verb | esc) \(.value.args | esc)\" time=\"\((($ms[.key] // 0) / 1000))\">"
+	    + (if .value.result == "fail" or .value.result == "error" then
+	         "<failure message=\"\(.value.result)\">\($s.reasons | join("\n") | esc)</failure>"
+	       elif .value.result == "not run" then "<skipped/>" else "" end)
+	    + "</testcase>"),
+	  "</testsuite></testsuites>"' "$RUN_DIR/summary.json" >"$RUN_DIR/result.junit.xml" 2>/dev/null
+}
