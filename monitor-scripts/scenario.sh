@@ -59,7 +59,7 @@ sc_machine() {
 }
 
 # The static model: what is plugged, in what state.
-declare -A SC_SIZE SC_NODE SC_STATE
+declare -A SC_SIZE=() SC_NODE=() SC_STATE=() SC_LOAD=()
 
 # Injectors the guest can arm (guest/lib/inject.sh).
 readonly SC_INJECTORS="failslab fail_page_alloc fail_function fail_vmemmap notifier"
@@ -71,6 +71,12 @@ sc_step() {
 	# one of the errnos, where given) and leave the model as it was.
 	local -a words=()
 	while (($#)); do
+		if [[ $1 == may-fail ]]; then
+			(($# == 1)) || sc_die "$verb: may-fail ends the step"
+			[[ $verb == plug || $verb == online ]] || sc_die "$verb takes no may-fail"
+			xf=may-fail
+			break
+		fi
 		if [[ $1 == expect-fail ]]; then
 			xf=expect-fail
 			(($# <= 2)) || sc_die "$verb: expect-fail takes one list of errnos (EBUSY,EINTR)"
@@ -87,7 +93,7 @@ sc_step() {
 	plug | online | offline | unplug) ;;
 	*) [[ -z $xf ]] || sc_die "$verb takes no expect-fail" ;;
 	esac
-	if [[ -n $xf ]]; then
+	if [[ $xf == expect-fail* ]]; then
 		case $verb in
 		plug | unplug) [[ $xf == expect-fail ]] || sc_die "$verb: expect-fail takes no errno (the guest's ACPI handler has none to give)" ;;
 		esac
@@ -112,16 +118,20 @@ sc_step() {
 		((total + size <= M_MAXMEM)) ||
 			sc_die "plug $name: $(human $((total + size))) would exceed maxmem=$(human "$M_MAXMEM")"
 		SC_SIZE[$name]=$size SC_NODE[$name]=$node SC_STATE[$name]=offline
-		[[ -n $xf ]] && SC_STATE[$name]=absent
+		[[ ${SC_AUTO:-offline} == offline ]] || SC_STATE[$name]=online
+		[[ $xf == expect-fail ]] && SC_STATE[$name]=absent
+		[[ $xf == may-fail ]] && SC_STATE[$name]=unknown
 		SC_STEPS+=("plug $name $(human "$size") node=$node${xf:+ $xf}")
 		;;
 	online)
 		(($# == 1 || $# == 2)) || sc_die "usage: online NAME [movable|kernel|auto]"
 		[[ -n ${SC_STATE[$name]:-} ]] || sc_die "online $name: $name is not plugged"
 		[[ ${SC_STATE[$name]} != absent ]] || sc_die "online $name: $name has no memory blocks (its plug was expected to fail)"
+		[[ ${SC_STATE[$name]} != unknown ]] || sc_die "online $name: after may-fail, only unplug knows what to expect"
 		[[ ${SC_STATE[$name]} == offline ]] || sc_die "online $name: $name is online already"
 		case ${2:-auto} in movable | kernel | auto) ;; *) sc_die "online $name: zone '$2' (movable, kernel, auto)" ;; esac
 		[[ -n $xf ]] || SC_STATE[$name]=online
+		[[ $xf == may-fail ]] && SC_STATE[$name]=unknown
 		SC_STEPS+=("online $name ${2:-auto}${xf:+ $xf}")
 		;;
 	offline)
@@ -139,6 +149,29 @@ sc_step() {
 	check)
 		(($# == 0)) || sc_die "usage: check"
 		SC_STEPS+=("check")
+		;;
+	load)
+		[[ $# -ge 3 && $1 =~ ^[a-z][a-z0-9_-]{0,15}$ && $2 =~ ^node=([0-9]+)$ ]] ||
+			sc_die "usage: load NAME node=N SIZE [seed=S] [pin=SIZE]"
+		((BASH_REMATCH[1] < ${#M_NODE_MEM[@]})) || sc_die "load $1: node ${BASH_REMATCH[1]} does not exist"
+		size_bytes "$3" >/dev/null || sc_die "load $1: '$3' is not a size"
+		[[ -z ${SC_LOAD[$1]:-} ]] || sc_die "load $1: $1 is loaded already"
+		for a in "${@:4}"; do
+			[[ $a =~ ^seed=[0-9]+$ ]] || { [[ $a =~ ^pin=([0-9]+[KMG]?)$ ]] && size_bytes "${BASH_REMATCH[1]}" >/dev/null; } ||
+				sc_die "load $1: '$a' is not seed=N or pin=SIZE"
+		done
+		SC_LOAD[$1]=1
+		SC_STEPS+=("load $*")
+		;;
+	verify | release | unload)
+		(($# == 1)) || sc_die "usage: $verb NAME"
+		[[ -n ${SC_LOAD[$1]:-} ]] || sc_die "$verb $1: no load named $1"
+		[[ $verb == unload ]] && unset "SC_LOAD[$1]"
+		SC_STEPS+=("$verb $1")
+		;;
+	random)
+		sc_random "$@"
+		SC_RANDOM=1
 		;;
 	inject)
 		(($# >= 1)) || sc_die "usage: inject NAME KEY=VALUE..."
@@ -159,6 +192,12 @@ sc_step() {
 		unset 'SC_STEPS[-1]'
 		[[ $4 =~ ^[a-z+,]+$ ]] || sc_die "sweep-nth: '$4' is not a list of fail_vmemmap kinds"
 		SC_STEPS+=("sweep-nth $*")
+		;;
+	auto-online)
+		[[ $# == 1 && $1 =~ ^(offline|online|online_kernel|online_movable)$ ]] ||
+			sc_die "usage: auto-online offline|online|online_kernel|online_movable"
+		SC_AUTO=$1
+		SC_STEPS+=("auto-online $1")
 		;;
 	expect | expect-boot)
 		[[ $# == 3 && $1 =~ ^vmemmap\.[a-z_]+$ && $2 =~ ^(=|\>=|\<=)$ && $3 =~ ^[0-9]+$ ]] ||
