@@ -5,17 +5,18 @@
 RIG := monitor-scripts/rig
 SCENARIO ?= smoke
 # Variables handed to the runner when set (it checks each one).
-RIG_VARS := SEED ACCEL KERNEL_SRC KERNEL_IMAGE EXTRA_PATCHES FIXES VARIANT SERIES CHECKS JOBS V
+RIG_VARS := SEED ACCEL KERNEL_SRC KERNEL_IMAGE EXTRA_PATCHES FIXES VARIANT SERIES CHECKS JOBS V SHRINK
 rig_args = $(foreach v,$(RIG_VARS),$(if $(strip $($(v))),'$(v)=$(strip $($(v)))'))
 export RIG_MAKE_COMMAND = make $(MAKECMDGOALS) $(rig_args)
 
-.PHONY: help run test check-all bench kernel initramfs triage deps lint clean distclean
+.PHONY: help run soak test check-all bench kernel initramfs triage deps lint clean distclean
 
 help:
 	@echo 'hotplug-rig: memory-hotplug stress and fault injection in a QEMU guest'
 	@echo
 	@echo 'targets:'
 	@echo '  run        run one scenario (SCENARIO=smoke) and print KTAP; logs in logs/<run-id>/'
+	@echo '  soak       repeat a scenario (random by default) in one boot: make soak DURATION=30m'
 	@echo '  test       the rig'"'"'s own tests on the real kernel and QEMU (ends "N passed, N failed")'
 	@echo '  check-all  what needs other kernels: FIXES=1, test-only breakages, every variant (~30 min)'
 	@echo '  bench      measure boot, hotplug cycle and build figures ("name: value unit")'
@@ -40,12 +41,19 @@ help:
 	@echo '  JOBS=n                kernel build jobs (default: nproc)'
 	@echo '  V=1                   show kernel build commands'
 	@echo '  LOG=file              console log for make triage'
+	@echo '  DURATION=30m          soak length (s, m, h); CHECKPOINT=n rounds between samples (5)'
+	@echo '  SHRINK=0              do not shrink a failed random run'
+	@echo '  BENCH_BUILD=0         make bench without the two kernel builds'
 	@echo
 	@echo 'exit status of monitor-scripts/rig: 0 pass, 1 kernel problem, 2 rig error, 4 skip'
 	@echo '(make turns any failure into 2: read logs/latest/summary.json for the verdict)'
 
 run:
 	$(RIG) run $(SCENARIO) $(rig_args)
+
+soak:
+	@test -n "$(DURATION)" || { echo 'make soak: set DURATION= (e.g. DURATION=30m)' >&2; exit 2; }
+	$(RIG) soak $(if $(filter command line environment,$(origin SCENARIO)),$(SCENARIO),random) DURATION=$(DURATION) $(if $(CHECKPOINT),CHECKPOINT=$(CHECKPOINT)) $(rig_args)
 
 kernel:
 	$(RIG) kernel $(rig_args)

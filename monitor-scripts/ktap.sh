@@ -12,9 +12,20 @@ ktap_diag() {
 	for l in "$@"; do ktap "# $l"; done
 }
 
+# ktap_step LINE: a step's line; a soak keeps them in soak-steps.log and
+# prints one line per round.
+ktap_step() {
+	if ((${SOAK:-0})); then
+		printf '%s\n' "$*" >>"$RUN_DIR/soak-steps.log"
+	else
+		ktap "$@"
+	fi
+}
+
 # record_step N VERB ARGS RESULT MS: one entry of summary.json's steps (no
 # timings there, so two runs of one seed compare equal) and its timing.
 record_step() {
+	((${SOAK:-0})) && return 0
 	local v a r
 	json_str v "$2"
 	json_str a "$3"
@@ -43,11 +54,12 @@ write_summary() {
 		--argjson floor_ns "${FLOOR_NS:-null}" \
 		--argjson total_ms "$(($((${EPOCHREALTIME/./} / 1000)) - RUN_T0))" \
 		--argjson reports "$reports" \
+		--argjson soak "${SOAK_JSON:-null}" \
 		'{scenario: $scenario, scenario_file: $file, seed: $seed, run_id: $run_id,
 		  verdict: $verdict, reasons: $reasons,
 		  kernel: {release: $release, config_hash: $config_hash, inputs: $inputs, image: $image},
 		  accel: $accel, qemu: $qemu, command: $command,
-		  steps: $steps, reports: $reports,
+		  steps: $steps, reports: $reports, soak: $soak,
 		  timings: {boot_ready_ms: $boot_ready_ms, total_ms: $total_ms, step_ms: $step_ms,
 		           floor_ns: $floor_ns}}' \
 		>"$RUN_DIR/summary.json.tmp" && mv "$RUN_DIR/summary.json.tmp" "$RUN_DIR/summary.json"

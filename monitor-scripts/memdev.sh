@@ -226,6 +226,7 @@ verb_unplug() { # NAME [expect-fail]
 	fi
 	qmp_object_del "mem-$name" || { qmp_failed; return; }
 	unset "D_SIZE[$name]" "D_NODE[$name]" "D_ADDR[$name]" "D_STATE[$name]" "D_ZONE[$name]"
+	SOAK_CYCLES=$((${SOAK_CYCLES:-0} + 1))
 }
 
 # expect vmemmap.COUNTER OP N: a counter of the series' vmemmap/stats (or

@@ -224,6 +224,7 @@ sc_step() {
 # SC_STEPS (expanded), SC_DESC.
 scenario_load() {
 	SC_FILE=$1 SC_LINENO=0 SC_CMDLINE='' SC_NEEDS=() SC_TIMEOUT=600 SC_STEPS=() SC_DESC=''
+	SC_SIZE=() SC_NODE=() SC_STATE=() SC_LOAD=() SC_AUTO=
 	# Lines are split into words, never glob-expanded on the host: guest-sh
 	# text is for the guest's shell.
 	set -f

@@ -106,3 +106,28 @@ verb_floor() {
 	# shellcheck disable=SC2086 # one word per file
 	rigctl cycle "$3" $files
 }
+
+# sample: a soak checkpoint, taken with nothing plugged: caches dropped
+# first, then the counters a leak would move, one "name value" per line.
+verb_sample() {
+	local key val _ n nid d count=0
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	while read -r key val _; do
+		case "$key" in
+		MemTotal: | MemFree: | Slab: | PageTables: | KernelStack: | Percpu:)
+			echo "${key%:} $val" ;;
+		esac
+	done </proc/meminfo
+	for n in /sys/devices/system/node/node[0-9]*; do
+		while read -r _ nid key val _; do
+			[ "$key" = MemFree: ] && echo "node${nid}_MemFree $val"
+		done <"$n/meminfo"
+	done
+	for d in "$MEMDIR"/memory[0-9]*; do count=$((count + 1)); done
+	echo "blocks $count"
+	[ -r /sys/kernel/debug/vmemmap/stats ] || return 0
+	while read -r key val; do
+		echo "vmemmap_$key $val"
+	done </sys/kernel/debug/vmemmap/stats
+}
