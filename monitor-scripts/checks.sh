@@ -89,7 +89,7 @@ baseline_take() {
 	for k in "${!G_NODEMEM[@]}"; do B_NODEMEM[$k]=${G_NODEMEM[$k]}; done
 	for k in "${!G_VMEMMAP[@]}"; do B_VMEMMAP[$k]=${G_VMEMMAP[$k]}; done
 	MEMMAP_ON_MEMORY=0
-	[[ " $SC_CMDLINE " =~ \ memory_hotplug\.memmap_on_memory=(1|y|Y|on)\  ]] && MEMMAP_ON_MEMORY=1
+	[[ " $SC_CMDLINE ${KVARIANT_CMDLINE:-} " =~ \ memory_hotplug\.memmap_on_memory=(1|y|Y|on)\  ]] && MEMMAP_ON_MEMORY=1
 	HAVE_VMEMMAP=0
 	[[ -n ${G_VMEMMAP[buddy_pages]:-} ]] && HAVE_VMEMMAP=1
 	B_MEMTOTAL=$G_MEMTOTAL

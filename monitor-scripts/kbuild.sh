@@ -9,29 +9,85 @@ KERNEL_TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 # Bump when the recipe below changes what an image is built from.
 readonly KBUILD_RECIPE=1
 
-# Variants select config fragments; each has its own object folder.
+# Kernel variants. `vmemmap` is the default kernel: tinyconfig plus every
+# fragment in kernel-series/config/. A variant NAME is known when
+# kernel-series/config/variants/ has NAME.config, NAME.cmdline or both:
+# NAME.config is merged last (it may override the common fragments) and makes
+# a build of its own, with its own object folder and cached image;
+# NAME.cmdline holds kernel arguments for every run of the variant (one or
+# more per line, '#' comments). A variant with only a .cmdline boots the
+# default kernel (same image, same input hash).
+KVARIANT_DIR=$RIG_ROOT/kernel-series/config/variants
+
 kernel_variants() {
 	echo vmemmap
 	local f
-	for f in "$RIG_ROOT"/kernel-series/config/variants/*.config; do
-		[[ -e $f ]] && basename "$f" .config
-	done
+	for f in "$KVARIANT_DIR"/*.config "$KVARIANT_DIR"/*.cmdline; do
+		[[ -e $f ]] || continue
+		f=${f##*/}
+		echo "${f%.*}"
+	done | sort -u | { grep -vx vmemmap || true; }
 }
 
+# kernel_build_variant: the variant whose kernel VARIANT boots (itself when
+# it has a .config, else the default).
+kernel_build_variant() {
+	if [[ $VARIANT != vmemmap && -f $KVARIANT_DIR/$VARIANT.config ]]; then
+		echo "$VARIANT"
+	else
+		echo vmemmap
+	fi
+}
+
+# kernel_variant_cmdline NAME: the kernel arguments of NAME.cmdline, on one
+# line (comments and blank lines dropped).
+kernel_variant_cmdline() {
+	local f=$KVARIANT_DIR/$1.cmdline line args=''
+	local -a words
+	[[ -f $f ]] || return 0
+	while IFS= read -r line || [[ -n $line ]]; do
+		read -ra words <<<"${line%%#*}"
+		((${#words[@]} == 0)) || args+=${args:+ }${words[*]}
+	done <"$f"
+	echo "$args"
+}
+
+# kernel_check_variant NAME: exit 2 with one line unless NAME is known;
+# sets KVARIANT_CMDLINE (exported), the arguments the runner appends to the
+# kernel command line of every run of the variant.
 kernel_check_variant() {
-	local v
+	case ${1,,} in
+	flatmem)
+		die "VARIANT=$1: FLATMEM cannot hot-plug memory (MEMORY_HOTPLUG needs SPARSEMEM) and x86_64 cannot even select it; VARIANT=classic is SPARSEMEM without VMEMMAP"
+		;;
+	discontigmem)
+		die "VARIANT=$1: DISCONTIGMEM was removed in Linux 5.14 (6.1 has only FLATMEM and SPARSEMEM) and never hot-plugged memory on x86_64; VARIANT=classic is SPARSEMEM without VMEMMAP"
+		;;
+	esac
+	local v known=0
 	for v in $(kernel_variants); do
-		[[ $v == "$1" ]] && return 0
+		[[ $v == "$1" ]] && known=1
 	done
-	die "VARIANT=$1 is not a known kernel variant (known: $(kernel_variants | tr '\n' ' '))"
+	((known)) || die "VARIANT=$1 is not a known kernel variant (known: $(kernel_variants | tr '\n' ' '))"
+	KVARIANT_CMDLINE=$(kernel_variant_cmdline "$1")
+	export KVARIANT_CMDLINE
+}
+
+# kernel_variant_note BUILD_VARIANT: what the variant boots, for messages.
+kernel_variant_note() {
+	[[ $VARIANT != vmemmap || -n ${KVARIANT_CMDLINE:-} ]] || return 0
+	printf ', variant %s' "$VARIANT"
+	[[ $1 == "$VARIANT" ]] || printf ' (the %s kernel)' "$1"
+	[[ -z ${KVARIANT_CMDLINE:-} ]] || printf ' booted with %s' "$KVARIANT_CMDLINE"
 }
 
 kernel_fragments() {
-	local f
+	local f bv
 	for f in "$RIG_ROOT"/kernel-series/config/*.config; do
 		echo "$f"
 	done
-	[[ $VARIANT == vmemmap ]] || echo "$RIG_ROOT/kernel-series/config/variants/$VARIANT.config"
+	bv=$(kernel_build_variant)
+	[[ $bv == vmemmap ]] || echo "$KVARIANT_DIR/$bv.config"
 }
 
 # series_patches DIR: the patches listed in DIR/series, in order.
@@ -145,7 +201,7 @@ apply_patches() {
 # The input hash: everything an image is built from.
 kernel_input_hash() {
 	{
-		echo "recipe $KBUILD_RECIPE variant $VARIANT"
+		echo "recipe $KBUILD_RECIPE variant $(kernel_build_variant)"
 		if [[ -n ${KERNEL_SRC:-} ]]; then
 			echo "src $KERNEL_SRC"
 		else
@@ -159,24 +215,39 @@ kernel_input_hash() {
 	} | sha256sum | cut -c1-16
 }
 
+# kernel_verify_config CONFIG FRAGMENT...: every option the fragments ask
+# for is in the final CONFIG. Fragments are merged in order, so the last
+# fragment that mentions an option wins (a variant may turn off what
+# base.config turns on, or what drops out with it).
 kernel_verify_config() {
-	local cfg=$1 line opt bad=()
+	local cfg=$1 f line opt want have
 	shift
-	while read -r line; do
-		case $line in
-		CONFIG_*=*)
-			grep -qxF "$line" "$cfg" || bad+=("$line")
-			;;
-		"# CONFIG_"*" is not set")
-			opt=${line#\# }
-			opt=${opt%% *}
-			grep -q "^$opt=" "$cfg" && bad+=("$line")
-			;;
-		esac
-	done < <(cat "$@")
+	local -A last=() from=()
+	local -a order=() bad=()
+	for f in "$@"; do
+		while read -r line || [[ -n $line ]]; do
+			case $line in
+			CONFIG_*=*) opt=${line%%=*} ;;
+			"# CONFIG_"*" is not set") opt=${line#\# } opt=${opt%% *} ;;
+			*) continue ;;
+			esac
+			[[ -n ${last[$opt]+set} ]] || order+=("$opt")
+			last[$opt]=$line from[$opt]=${f##*/}
+		done <"$f"
+	done
+	for opt in "${order[@]}"; do
+		want=${last[$opt]}
+		if [[ $want == "#"* ]]; then
+			grep -q "^$opt=" "$cfg" || continue
+		else
+			grep -qxF "$want" "$cfg" && continue
+		fi
+		have=$(grep -m1 -e "^$opt=" -e "^# $opt is not set" "$cfg") || have="not in .config (a dependency is missing)"
+		bad+=("$want (from ${from[$opt]}; have: $have)")
+	done
 	((${#bad[@]} == 0)) && return 0
 	echo "rig: error: the final .config lacks what the fragments ask for:" >&2
-	printf '  %s (have: %s)\n' "${bad[@]}" >&2
+	printf '  %s\n' "${bad[@]}" >&2
 	die "requested config options did not make it into the kernel config ($cfg)"
 }
 
@@ -201,18 +272,24 @@ kernel_build() {
 		[[ -n $KCONFIG ]] || warn "no .config next to $KERNEL_IMAGE: scenario needs cannot be checked"
 		return 0
 	fi
-	local build=$RIG_BUILD src pristine state objdir imgdir
+	local build=$RIG_BUILD src pristine state objdir imgdir bv
+	bv=$(kernel_build_variant)
 	KHASH=$(kernel_input_hash)
 	imgdir=$build/images/$KHASH
 	if [[ -z ${KERNEL_SRC:-} && -f $imgdir/bzImage ]]; then
 		KIMAGE=$imgdir/bzImage KCONFIG=$imgdir/config KRELEASE=$(cat "$imgdir/release")
-		say "kernel $KRELEASE (cached, inputs $KHASH)"
+		say "kernel $KRELEASE (cached, inputs $KHASH)$(kernel_variant_note "$bv")"
 		return 0
 	fi
 	mkdir -p "$build"
 	local lockfd
 	exec {lockfd}>"$build/.kbuild.lock"
-	flock "$lockfd"
+	# One build at a time (the source tree is shared): a run that needs
+	# the same image waits here, then finds it built.
+	if ! flock -n "$lockfd"; then
+		say "waiting for another kernel build to finish ($build/.kbuild.lock)"
+		flock "$lockfd"
+	fi
 	# Another run may have built it while we waited.
 	if [[ -z ${KERNEL_SRC:-} && -f $imgdir/bzImage ]]; then
 		exec {lockfd}>&-
@@ -224,7 +301,7 @@ kernel_build() {
 	if [[ -n ${KERNEL_SRC:-} ]]; then
 		local tag
 		tag=ext-$(echo "$KERNEL_SRC" | sha256sum | cut -c1-8)
-		objdir=$build/kernel/$tag-$VARIANT
+		objdir=$build/kernel/$tag-$bv
 		if [[ ${KERNEL_SRC_COPY:-0} == 1 ]]; then
 			# A hard-link farm of your tree: patched files are replaced,
 			# never written through, so your tree stays as it is.
@@ -242,13 +319,13 @@ kernel_build() {
 		src=$build/src/linux-source-6.1
 		kernel_extract "$src"
 		apply_patches "$src" "$src" "$src.rig" "${patches[@]}"
-		objdir=$build/kernel/$VARIANT
+		objdir=$build/kernel/$bv
 	fi
 	local cfgdir=$objdir.cfg
 	local -a mk=(make -C "$src" ARCH=x86_64)
 	[[ ${V:-0} == 1 ]] || mk+=(-s)
 	mkdir -p "$objdir" "$cfgdir"
-	say "configuring ($VARIANT): tinyconfig + $(kernel_fragments | xargs -n1 basename | tr '\n' ' ')"
+	say "configuring ($bv): tinyconfig + $(kernel_fragments | xargs -n1 basename | tr '\n' ' ')"
 	"${mk[@]}" O="$cfgdir" tinyconfig >"$cfgdir/config.log" 2>&1 ||
 		{ tail -20 "$cfgdir/config.log" >&2; die "make tinyconfig failed"; }
 	# shellcheck disable=SC2046 # one word per fragment
@@ -276,5 +353,5 @@ kernel_build() {
 	mv "$imgdir/bzImage.tmp" "$imgdir/bzImage"
 	exec {lockfd}>&-
 	KIMAGE=$imgdir/bzImage KCONFIG=$imgdir/config KRELEASE=$(cat "$imgdir/release")
-	say "kernel $KRELEASE built in $((KBUILD_MS / 1000)) s"
+	say "kernel $KRELEASE built in $((KBUILD_MS / 1000)) s$(kernel_variant_note "$bv")"
 }

@@ -47,6 +47,8 @@ write_summary() {
 		--arg inputs "${KHASH:-}" --arg image "${KIMAGE:-}" --arg accel "${ACCEL_USED:-}" \
 		--arg qemu "$(qemu-system-x86_64 --version 2>/dev/null | head -1)" \
 		--arg command "$RIG_COMMAND" \
+		--arg variant "${VARIANT:-}" --arg variant_cmdline "${KVARIANT_CMDLINE:-}" \
+		--arg fixes "${FIXES:-0}" --arg extra "${EXTRA_PATCHES:-}" \
 		--argjson reasons "$(printf '%s\n' "${REASONS[@]}" | jq -R . | jq -sc 'map(select(length > 0))')" \
 		--argjson steps "$(jq -sc . "$RUN_DIR/.steps.jsonl" 2>/dev/null || echo '[]')" \
 		--argjson step_ms "$(jq -sc . "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" \
@@ -57,7 +59,9 @@ write_summary() {
 		--argjson soak "${SOAK_JSON:-null}" \
 		'{scenario: $scenario, scenario_file: $file, seed: $seed, run_id: $run_id,
 		  verdict: $verdict, reasons: $reasons,
-		  kernel: {release: $release, config_hash: $config_hash, inputs: $inputs, image: $image},
+		  kernel: {release: $release, config_hash: $config_hash, inputs: $inputs, image: $image,
+		           variant: $variant, variant_cmdline: $variant_cmdline, fixes: $fixes,
+		           extra_patches: $extra},
 		  accel: $accel, qemu: $qemu, command: $command,
 		  steps: $steps, reports: $reports, soak: $soak,
 		  timings: {boot_ready_ms: $boot_ready_ms, total_ms: $total_ms, step_ms: $step_ms,
