@@ -27,3 +27,23 @@ verb_poweroff() {
 	sync
 	poweroff -f
 }
+
+# kmemleak-baseline: what the boot itself leaves is marked as seen, so only
+# leaks of the run are reported later (a debug kernel has kmemleak).
+verb_kmemleak_baseline() {
+	[ -w /sys/kernel/debug/kmemleak ] || { echo "no kmemleak"; return 0; }
+	echo scan >/sys/kernel/debug/kmemleak
+	echo clear >/sys/kernel/debug/kmemleak
+	echo "kmemleak baseline taken"
+}
+
+# kmemleak-scan: scan, let young objects age past kmemleak's 5 s, scan
+# again, and print only what both scans call unreferenced (as syzkaller
+# does, to keep transient pointers from looking like leaks).
+verb_kmemleak_scan() {
+	[ -w /sys/kernel/debug/kmemleak ] || return 0
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak
+}
