@@ -78,8 +78,73 @@ guest_state() {
 	[[ -n $G_MEMTOTAL ]]
 }
 
-# baseline_take: the guest as booted, before any step.
+# vmem_boot: the virtio-mem devices as booted. Each plugs its boot-time
+# requested size by itself (the driver's workqueue, after the agent may be
+# up), so wait until QEMU reports that size and the guest has the blocks
+# online (as memhp_default_state says), then take the model (VM_*) from the
+# header and the addresses from QEMU. 1 with VMEM_ERROR when they never do.
+vmem_boot() {
+	local v line id addr size node max req block pending count want i deadline
+	VM_NAMES=() VM_NODE=() VM_MAX=() VM_SIZE=() VM_ADDR=() VM_BLOCK=() VM_SEEN=()
+	((${#M_VMEM[@]})) || return 0
+	deadline=$(($((${EPOCHREALTIME/./} / 1000)) + ${VMEM_BOOT_TIMEOUT_MS:-60000}))
+	while :; do
+		qmp_memory_devices || { VMEM_ERROR=$QMP_ERROR; return 1; }
+		pending=''
+		for line in "${QMP_VMEMS[@]}"; do
+			read -r id addr size node max req block <<<"$line"
+			[[ -n ${M_VMEM_NODE[$id]:-} ]] || continue
+			VM_ADDR[$id]=$addr VM_BLOCK[$id]=$block
+			((size == req)) || pending+=" $id has $(human "$size") of $(human "$req");"
+		done
+		for v in "${M_VMEM[@]}"; do
+			[[ -n ${VM_ADDR[$v]:-} ]] || { VMEM_ERROR="query-memory-devices does not list virtio-mem $v"; return 1; }
+		done
+		[[ -z $pending ]] && break
+		if (($((${EPOCHREALTIME/./} / 1000)) > deadline)); then
+			VMEM_ERROR="virtio-mem did not reach its boot size:$pending"
+			return 1
+		fi
+		sleep 0.2
+	done
+	for v in "${M_VMEM[@]}"; do
+		VM_NAMES+=("$v")
+		VM_NODE[$v]=${M_VMEM_NODE[$v]} VM_MAX[$v]=${M_VMEM_MAX[$v]} VM_SIZE[$v]=${M_VMEM_REQ[$v]}
+	done
+	while :; do
+		agent_call state && guest_state || { VMEM_ERROR="no guest state"; return 1; }
+		pending=''
+		for v in "${VM_NAMES[@]}"; do
+			vmem_range "$v"
+			count=0
+			for ((i = VR_FIRST; i < VR_END; i++)); do
+				[[ -n ${G_BLOCK[$i]:-} ]] || continue
+				count=$((count + 1))
+				[[ $G_AUTO != online* || ${G_BLOCK[$i]} == *" online "* ]] || pending+=" memory$i of $v is ${G_BLOCK[$i]};"
+			done
+			want=$(((VM_SIZE[$v] + GUEST_BLOCK_SIZE - 1) / GUEST_BLOCK_SIZE))
+			((count == want)) || pending+=" $v has $count blocks, $want expected;"
+		done
+		[[ -z $pending ]] && return 0
+		if (($((${EPOCHREALTIME/./} / 1000)) > deadline)); then
+			VMEM_ERROR="the guest did not add virtio-mem's boot memory:$pending"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# vmem_range NAME: VR_FIRST and VR_END (exclusive), the memory blocks of a
+# virtio-mem device's region [memaddr, memaddr + max).
+vmem_range() {
+	VR_FIRST=$((VM_ADDR[$1] / GUEST_BLOCK_SIZE)) VR_END=$(((VM_ADDR[$1] + VM_MAX[$1]) / GUEST_BLOCK_SIZE))
+}
+
+# baseline_take: the guest as booted, before any step. Memory that
+# virtio-mem devices plugged at boot is not part of the baseline: the
+# checks count it with the devices.
 baseline_take() {
+	vmem_boot || { warn "${VMEM_ERROR:-virtio-mem}"; return 1; }
 	agent_call state || return 1
 	guest_state || return 1
 	declare -gA B_BLOCK B_NODEMEM B_VMEMMAP
@@ -95,6 +160,25 @@ baseline_take() {
 	B_MEMTOTAL=$G_MEMTOTAL
 	GUEST_DEFAULT_STATE=offline
 	[[ $G_AUTO == online* ]] && GUEST_DEFAULT_STATE=online
+	AUTO_ZONE=''
+	[[ $G_AUTO == online_movable ]] && AUTO_ZONE=Movable
+	[[ $G_AUTO == online_kernel ]] && AUTO_ZONE=Normal
+	local v i kb
+	B_VMEM_BLOCKS=0
+	for v in "${VM_NAMES[@]}"; do
+		vmem_range "$v"
+		for ((i = VR_FIRST; i < VR_END; i++)); do
+			[[ -n ${B_BLOCK[$i]:-} ]] || continue
+			VM_SEEN[$i]=${B_BLOCK[$i]}
+			unset "B_BLOCK[$i]"
+			B_VMEM_BLOCKS=$((B_VMEM_BLOCKS + 1))
+		done
+		if [[ $GUEST_DEFAULT_STATE == online ]]; then
+			kb=$((VM_SIZE[$v] / 1024))
+			B_MEMTOTAL=$((B_MEMTOTAL - kb))
+			B_NODEMEM[${VM_NODE[$v]}]=$((B_NODEMEM[${VM_NODE[$v]}] - kb))
+		fi
+	done
 	return 0
 }
 
@@ -116,6 +200,24 @@ check_devices() {
 	done
 	for id in "${!D_SIZE[@]}"; do
 		[[ $seen == *" $id "* ]] || { diag "QEMU lost memory device $id"; bad=1; }
+	done
+	local max req block
+	for line in "${QMP_VMEMS[@]}"; do
+		read -r id addr size node max req block <<<"$line"
+		seen+="$id "
+		if [[ -z ${VM_SIZE[$id]:-} ]]; then
+			diag "QEMU has virtio-mem device $id, which the scenario does not declare"
+			bad=1
+		elif [[ $size != "${VM_SIZE[$id]}" || $req != "${VM_SIZE[$id]}" ]]; then
+			diag "QEMU has virtio-mem $id at size $(human "$size") (requested $(human "$req")), expected $(human "${VM_SIZE[$id]}")"
+			bad=1
+		elif [[ $addr != "${VM_ADDR[$id]}" || $node != "${VM_NODE[$id]}" || $max != "${VM_MAX[$id]}" ]]; then
+			diag "QEMU has virtio-mem $id at $addr node $node max $max, expected ${VM_ADDR[$id]} node ${VM_NODE[$id]} max ${VM_MAX[$id]}"
+			bad=1
+		fi
+	done
+	for id in "${VM_NAMES[@]}"; do
+		[[ $seen == *" $id "* ]] || { diag "QEMU lost virtio-mem device $id"; bad=1; }
 	done
 	return $bad
 }
@@ -149,6 +251,9 @@ check_guest() {
 			node_kb[${D_NODE[$d]}]=$((${node_kb[${D_NODE[$d]}]:-0} + kb))
 		fi
 	done
+	local slack_kb=0 vmem_blocks=0
+	local -A node_slack=()
+	((${#VM_NAMES[@]})) && { check_vmem_blocks || bad=1; }
 	for b in "${!G_BLOCK[@]}"; do
 		[[ -n ${want_block[$b]:-} ]] && continue
 		diag "guest has memory$b ($(human $((b * GUEST_BLOCK_SIZE)))), which belongs to no device: ${G_BLOCK[$b]}"
@@ -161,7 +266,7 @@ check_guest() {
 			bad=1
 			continue
 		fi
-		[[ $d == base ]] && continue
+		[[ $d == base || $d == vmem ]] && continue
 		read -r node state zone <<<"${G_BLOCK[$b]}"
 		if [[ $node != "${D_NODE[$d]}" ]]; then
 			diag "memory$b of $d is on node $node, plugged on node ${D_NODE[$d]}"
@@ -184,27 +289,109 @@ check_guest() {
 			bad=1
 		done
 	done
-	((HAVE_VMEMMAP)) && { check_vmemmap "$memmap_pages" || bad=1; }
-	if ((G_MEMTOTAL != B_MEMTOTAL + expect_kb)); then
-		diag "MemTotal is $G_MEMTOTAL kB, expected $((B_MEMTOTAL + expect_kb)) kB (boot $B_MEMTOTAL + online DIMMs $expect_kb)"
+	((HAVE_VMEMMAP)) && { check_vmemmap "$memmap_pages" $((${#D_SIZE[@]} + vmem_blocks + B_VMEM_BLOCKS)) || bad=1; }
+	# slack: virtio-mem devices with online and offline blocks at once,
+	# whose plugged memory is online only in part.
+	if ((G_MEMTOTAL < B_MEMTOTAL + expect_kb || G_MEMTOTAL > B_MEMTOTAL + expect_kb + slack_kb)); then
+		if ((slack_kb)); then
+			diag "MemTotal is $G_MEMTOTAL kB, expected $((B_MEMTOTAL + expect_kb)) to $((B_MEMTOTAL + expect_kb + slack_kb)) kB (boot $B_MEMTOTAL + online DIMMs and virtio-mem $expect_kb, + up to $slack_kb of virtio-mem in part online)"
+		else
+			diag "MemTotal is $G_MEMTOTAL kB, expected $((B_MEMTOTAL + expect_kb)) kB (boot $B_MEMTOTAL + online DIMMs${VM_NAMES[0]:+ and virtio-mem} $expect_kb)"
+		fi
 		bad=1
 	fi
 	for node in "${!B_NODEMEM[@]}"; do
 		want=$((B_NODEMEM[$node] + ${node_kb[$node]:-0}))
-		if [[ ${G_NODEMEM[$node]:-} != "$want" ]]; then
-			diag "node $node MemTotal is ${G_NODEMEM[$node]:-missing} kB, expected $want kB"
+		if [[ -z ${G_NODEMEM[$node]:-} ]] || ((G_NODEMEM[$node] < want || G_NODEMEM[$node] > want + ${node_slack[$node]:-0})); then
+			diag "node $node MemTotal is ${G_NODEMEM[$node]:-missing} kB, expected $want kB${node_slack[$node]:+ (+ up to ${node_slack[$node]})}"
 			bad=1
 		fi
 	done
 	return $bad
 }
 
-# check_vmemmap MEMMAP_PAGES: the series' view. vmemmap/check must say OK;
-# the pages backing memmap (buddy and altmap) must be the boot baseline plus
-# exactly what the plugged DIMMs need; with no DIMM plugged the vmemmap's
-# page-table pages must be back at the baseline too.
+# check_vmem_blocks: the guest's side of each virtio-mem device, for
+# check_guest (whose want_block, memmap_pages, expect_kb, node_kb, slack_kb,
+# node_slack and vmem_blocks it adds to). The driver adds and removes whole
+# memory blocks in the device's region as it plugs and unplugs subblocks:
+# at least size/128M rounded up of them, each with a plugged subblock (2M at
+# least), on the device's node. A block it adds comes up as
+# memhp_default_state (auto_online_blocks) says at that time, and keeps its
+# state (VM_SEEN). Online blocks count only their plugged subblocks in
+# MemTotal (6.1's Sub Block Mode keeps the rest fake-offline), so the
+# device adds its size when its blocks are online; its memmap is 512 pages
+# per block, plugged in full or not.
+check_vmem_blocks() {
+	local v i bad=0 count on off min node state zone lo hi
+	local -A seen=()
+	for v in "${VM_NAMES[@]}"; do
+		vmem_range "$v"
+		count=0 on=0 off=0
+		for ((i = VR_FIRST; i < VR_END; i++)); do
+			[[ -n ${G_BLOCK[$i]:-} ]] || continue
+			want_block[$i]=vmem
+			count=$((count + 1))
+			read -r node state zone <<<"${G_BLOCK[$i]}"
+			if [[ $state == online ]]; then on=$((on + 1)); else off=$((off + 1)); fi
+			if [[ $node != "${VM_NODE[$v]}" ]]; then
+				diag "memory$i of virtio-mem $v is on node $node, the device's is ${VM_NODE[$v]}"
+				bad=1
+				continue
+			fi
+			if [[ -n ${VM_SEEN[$i]:-} ]]; then
+				if [[ ${VM_SEEN[$i]} != "${G_BLOCK[$i]}" ]]; then
+					diag "memory$i of virtio-mem $v is $state ${zone:-}, it was ${VM_SEEN[$i]#* }"
+					bad=1
+					continue
+				fi
+			elif [[ $state != "$GUEST_DEFAULT_STATE" ]]; then
+				diag "memory$i of virtio-mem $v is $state, expected $GUEST_DEFAULT_STATE (auto_online_blocks)"
+				bad=1
+				continue
+			elif [[ $state == online && -n ${AUTO_ZONE:-} && $zone != "$AUTO_ZONE" ]]; then
+				diag "memory$i of virtio-mem $v is in zone $zone, expected $AUTO_ZONE"
+				bad=1
+				continue
+			fi
+			seen[$i]=${G_BLOCK[$i]}
+		done
+		min=$(((VM_SIZE[$v] + GUEST_BLOCK_SIZE - 1) / GUEST_BLOCK_SIZE))
+		if ((count < min || count * (2 << 20) > VM_SIZE[$v])); then
+			diag "virtio-mem $v has $count memory blocks for $(human "${VM_SIZE[$v]}") plugged (expected $min, at most one per 2M plugged)"
+			bad=1
+		fi
+		vmem_blocks=$((vmem_blocks + count))
+		memmap_pages=$((memmap_pages + count * GUEST_BLOCK_SIZE / 262144))
+		# the plugged memory in online blocks, in kB: all of it, none,
+		# or (some blocks offline) between what the offline ones can hold
+		# and what the online ones can
+		lo=$((VM_SIZE[$v] - off * GUEST_BLOCK_SIZE)) hi=$((on * GUEST_BLOCK_SIZE))
+		((lo > 0)) || lo=0
+		((hi < VM_SIZE[$v])) || hi=${VM_SIZE[$v]}
+		((hi >= lo)) || hi=$lo
+		lo=$((lo / 1024)) hi=$((hi / 1024))
+		expect_kb=$((expect_kb + lo))
+		node_kb[${VM_NODE[$v]}]=$((${node_kb[${VM_NODE[$v]}]:-0} + lo))
+		if ((hi > lo)); then
+			slack_kb=$((slack_kb + hi - lo))
+			node_slack[${VM_NODE[$v]}]=$((${node_slack[${VM_NODE[$v]}]:-0} + hi - lo))
+		fi
+	done
+	memmap_pages=$((memmap_pages - B_VMEM_BLOCKS * GUEST_BLOCK_SIZE / 262144))
+	# Blocks that matched are remembered; a block removed is forgotten.
+	VM_SEEN=()
+	for i in "${!seen[@]}"; do VM_SEEN[$i]=${seen[$i]}; done
+	return $bad
+}
+
+# check_vmemmap MEMMAP_PAGES HOTPLUGGED: the series' view. vmemmap/check
+# must say OK; the pages backing memmap (buddy and altmap) must be the boot
+# baseline plus exactly what the plugged DIMMs and virtio-mem blocks added
+# since boot need; with nothing hot-added (HOTPLUGGED: DIMMs, virtio-mem
+# blocks now and at boot) the vmemmap's page-table pages must be back at the
+# baseline too.
 check_vmemmap() {
-	local want=$1 bad=0 have base l
+	local want=$1 hotplugged=${2:-${#D_SIZE[@]}} bad=0 have base l
 	if [[ ${G_VCHECK[*]} != OK ]]; then
 		for l in "${G_VCHECK[@]}"; do diag "vmemmap/check: $l"; done
 		bad=1
@@ -214,11 +401,11 @@ check_vmemmap() {
 	have=$((G_VMEMMAP[buddy_pages] + ${G_VMEMMAP[altmap_pages]:-0}))
 	base=$((B_VMEMMAP[buddy_pages] + ${B_VMEMMAP[altmap_pages]:-0}))
 	if ((have != base + want)); then
-		diag "vmemmap/stats: memmap pages (buddy+altmap) $have, expected $((base + want)) (boot $base + plugged DIMMs $want)"
+		diag "vmemmap/stats: memmap pages (buddy+altmap) $have, expected $((base + want)) (boot $base + plugged DIMMs${VM_NAMES[0]:+ and virtio-mem blocks since boot} $want)"
 		bad=1
 	fi
-	if ((${#D_SIZE[@]} == 0 && G_VMEMMAP[pgtable_pages] != B_VMEMMAP[pgtable_pages])); then
-		diag "vmemmap/stats: pgtable_pages ${G_VMEMMAP[pgtable_pages]}, boot baseline ${B_VMEMMAP[pgtable_pages]}, with no DIMM plugged"
+	if ((hotplugged == 0 && G_VMEMMAP[pgtable_pages] != B_VMEMMAP[pgtable_pages])); then
+		diag "vmemmap/stats: pgtable_pages ${G_VMEMMAP[pgtable_pages]}, boot baseline ${B_VMEMMAP[pgtable_pages]}, with nothing hot-added"
 		bad=1
 	fi
 	return $bad

@@ -21,12 +21,23 @@ initramfs_build() {
 		fi
 		gcc -O2 -o "$gen" "$gen.c" || die "cannot build gen_init_cpio"
 	fi
+	# the kernel's memory-hotplug selftest, from the tree being tested
+	local st=tools/testing/selftests/memory-hotplug/mem-on-off-test.sh
+	MEMHP_SELFTEST=$out/mem-on-off-test.sh
+	if [[ -n ${KERNEL_SRC:-} && -f $KERNEL_SRC/$st ]]; then
+		cp "$KERNEL_SRC/$st" "$MEMHP_SELFTEST"
+	elif [[ -f $RIG_BUILD/src/linux-source-6.1/$st ]]; then
+		cp "$RIG_BUILD/src/linux-source-6.1/$st" "$MEMHP_SELFTEST"
+	else
+		tar -xJf "$KERNEL_TARBALL" -O "linux-source-6.1/$st" >"$MEMHP_SELFTEST" ||
+			die "cannot extract $st from $KERNEL_TARBALL"
+	fi
 	local c
 	for c in "$RIG_ROOT"/guest/src/*.c; do
 		gcc -static -O2 -Wall -Wextra -o "$out/$(basename "$c" .c)" "$c" ||
 			die "cannot build $c (static: needs libc6-dev)"
 	done
-	(cd "$RIG_ROOT" && BUSYBOX=/bin/busybox GUEST_BUILD=$out \
+	(cd "$RIG_ROOT" && BUSYBOX=/bin/busybox GUEST_BUILD=$out MEMHP_SELFTEST=$MEMHP_SELFTEST \
 		"$gen" guest/initramfs.list >"$cpio.tmp") || die "gen_init_cpio failed on guest/initramfs.list"
 	mv "$cpio.tmp" "$cpio"
 	say "initramfs $(du -k "$cpio" | cut -f1) KiB"

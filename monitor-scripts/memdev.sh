@@ -347,6 +347,55 @@ verb_unload() {
 	unset "LOADS[$1]"
 }
 
+# kselftest [RATIO]: the kernel's mem-on-off-test.sh in the guest, folded
+# into KTAP as subtests: each block it onlines or offlines, its unexpected
+# results, and its notifier phase (run against the built-in injector, or a
+# skipped subtest with its reason: never a pass it did not earn).
+verb_kselftest() {
+	local ratio=${1:-2} line n=0 bad=0 st='' phase=0 skipped='' last=''
+	agent_call -t 600000 kselftest-mem-on-off "$ratio"
+	agent_failed $? "kselftest" || return
+	STEP_SUB=()
+	for line in "${AGENT_OUT[@]}"; do
+		case $line in
+		kselftest-missing) diag "mem-on-off-test.sh is not in the guest image"; return 2 ;;
+		"kselftest-exit "*) st=${line#kselftest-exit } ;;
+		*"Test with memory notifier error injection"*) phase=1 ;;
+		*"skip extra tests:"*) skipped=${line#*skip extra tests: } ;;
+		*"->online memory"* | *"->offline memory"*) last=${line//[$'\t']/} ;;
+		"-> Success") n=$((n + 1)); STEP_SUB+=("ok $n $last") ;;
+		"-> Failure") n=$((n + 1)); STEP_SUB+=("ok $n $last # SKIP busy: the test moves on to another block") ;;
+		*unexpected* | *FAILED*)
+			n=$((n + 1)) bad=1
+			STEP_SUB+=("not ok $n ${line//[$'\t']/}")
+			;;
+		esac
+	done
+	n=$((n + 1))
+	if [[ -n $skipped ]]; then
+		STEP_SUB+=("ok $n notifier error injection phase # SKIP $skipped")
+	elif ((phase)); then
+		STEP_SUB+=("ok $n notifier error injection phase (built-in injector)")
+	else
+		STEP_SUB+=("ok $n notifier error injection phase # SKIP the test did not reach it")
+	fi
+	n=$((n + 1))
+	if [[ $st == 0 ]]; then
+		STEP_SUB+=("ok $n mem-on-off-test.sh exit 0")
+	else
+		STEP_SUB+=("not ok $n mem-on-off-test.sh exit ${st:-unknown}")
+		bad=1
+	fi
+	STEP_SUB=("KTAP version 1" "1..$n" "${STEP_SUB[@]}")
+	# The test ends by onlining every offline block (to the default zone):
+	# the model follows.
+	local d
+	for d in "${!D_STATE[@]}"; do
+		[[ ${D_STATE[$d]} == absent ]] || D_STATE[$d]=online D_ZONE[$d]=''
+	done
+	((bad == 0)) || { diag "mem-on-off-test.sh failed (exit ${st:-unknown})"; return 1; }
+}
+
 # inject NAME KEY=VALUE...: arm an injector in the guest until clear (or
 # the end of the run).
 verb_inject() {
@@ -383,4 +432,121 @@ verb_floor() {
 	[[ ${AGENT_OUT[0]:-} =~ cycle_ns\ ([0-9]+)$ ]] || { diag "floor: no timing from the guest"; return 2; }
 	FLOOR_NS=${BASH_REMATCH[1]}
 	diag "floor: $((FLOOR_NS / 1000)) us per online_movable/offline cycle of $count blocks"
+}
+
+# --- virtio-mem -----------------------------------------------------------
+# The model of the virtio-mem devices, filled at boot by checks.sh
+# (vmem_boot) from the scenario header and QEMU: names in order; per name
+# node, max, size (the requested size: a resize waits until the guest has
+# plugged it), memaddr and QEMU's block-size; VM_SEEN, the state each of
+# their memory blocks was first seen in (a block keeps it).
+declare -a VM_NAMES=()
+declare -A VM_NODE=() VM_MAX=() VM_SIZE=() VM_ADDR=() VM_BLOCK=() VM_SEEN=()
+B_VMEM_BLOCKS=0
+# A resize fails when QEMU's size stops moving for RESIZE_STALL_MS (6.1's
+# driver retries a failed unplug only after 50 s, then backs off to 5 min),
+# or when it takes longer than RESIZE_TIMEOUT_MS in all; once QEMU has the
+# size, the guest gets RESIZE_SETTLE_MS to show the blocks and MemTotal.
+RESIZE_STALL_MS=${RESIZE_STALL_MS:-20000}
+RESIZE_TIMEOUT_MS=${RESIZE_TIMEOUT_MS:-300000}
+RESIZE_SETTLE_MS=${RESIZE_SETTLE_MS:-10000}
+
+# vmem_wait NAME BYTES: until QEMU says the device's size is BYTES. QEMU
+# sends MEMORY_DEVICE_SIZE_CHANGE as the guest plugs and unplugs, but at most
+# one a second per device, holding the last one back until the second ends:
+# between events the size is polled (qom-get). 0 reached: VW_MS from VW_T0
+# (us, taken before the qom-set) until QEMU had it (the event's timestamp,
+# or the poll that saw it); 1 the size stopped short at VW_SIZE (no change
+# for RESIZE_STALL_MS, or RESIZE_TIMEOUT_MS in all); 2 QMP failed.
+vmem_wait() {
+	local name=$1 want=$2 now last=-1 moved deadline
+	deadline=$((VW_T0 / 1000 + RESIZE_TIMEOUT_MS)) moved=$((VW_T0 / 1000))
+	VW_EVENTS=0 VW_SIZE=- VW_MS=-
+	while :; do
+		if qmp_wait_event 100 "MEMORY_DEVICE_SIZE_CHANGE:\"id\": \"$name\""; then
+			VW_EVENTS=$((VW_EVENTS + 1))
+			if [[ $QMP_EVENT =~ \"size\":\ ([0-9]+) ]] && ((BASH_REMATCH[1] == want)); then
+				VW_SIZE=$want
+				[[ $QMP_EVENT =~ \"seconds\":\ ([0-9]+),\ \"microseconds\":\ ([0-9]+) ]] &&
+					VW_MS=$(((BASH_REMATCH[1] * 1000000 + 10#${BASH_REMATCH[2]} - VW_T0) / 1000))
+				return 0
+			fi
+		fi
+		qemu_alive || return 2
+		qmp_qom_get "/machine/peripheral/$name" size || return 2
+		[[ $QOM_VALUE =~ ^[0-9]+$ ]] || { QMP_ERROR="qom-get $name size: $QOM_VALUE"; return 2; }
+		VW_SIZE=$QOM_VALUE now=$((${EPOCHREALTIME/./} / 1000))
+		if ((VW_SIZE == want)); then
+			VW_MS=$((now - VW_T0 / 1000))
+			return 0
+		fi
+		((VW_SIZE == last)) || last=$VW_SIZE moved=$now
+		((now - moved < RESIZE_STALL_MS && now < deadline)) || return 1
+	done
+}
+
+vmem_human() { # BYTES: 0 or 512M
+	if (($1)); then human "$1"; else echo 0; fi
+}
+
+# vmem_settle: once QEMU has the size, the guest may still be adding and
+# onlining (or removing) the last memory block: the checks are run quietly
+# until they pass, for up to RESIZE_SETTLE_MS (the step's own checks then
+# say what is wrong). VS_MS: how long it took.
+vmem_settle() {
+	local t0=${EPOCHREALTIME/./} st
+	local -a keep=("${STEP_DIAG[@]}")
+	while :; do
+		STEP_DIAG=()
+		st=0
+		check_guest || st=$?
+		((st == 0 || st == 2 || GUEST_HUNG)) && break
+		((${EPOCHREALTIME/./} - t0 < RESIZE_SETTLE_MS * 1000)) || break
+		sleep 0.1
+	done
+	STEP_DIAG=("${keep[@]}")
+	VS_MS=$(((${EPOCHREALTIME/./} - t0) / 1000))
+}
+
+# resize NAME SIZE [expect-fail]: qom-set the virtio-mem device's
+# requested-size, wait until the guest has plugged or unplugged it (QEMU's
+# size) and shows it (blocks, MemTotal). A guest that stops short (memory
+# it cannot unplug) fails the step, unless expect-fail: then the requested
+# size goes back to the old one, which the guest must reach again, so the
+# model still holds.
+verb_resize() {
+	split_xf "$@"
+	set -- "${XF_ARGS[@]}"
+	local name=$1 want old st
+	to_bytes "$2"
+	want=$BYTES old=${VM_SIZE[$name]}
+	qmp_forget "\"id\": \"$name\""
+	VW_T0=${EPOCHREALTIME/./}
+	qmp_qom_set "/machine/peripheral/$name" requested-size "$want" || { qmp_failed; return; }
+	vmem_wait "$name" "$want"
+	st=$?
+	((st == 2)) && { diag "resize $name: $QMP_ERROR"; return 2; }
+	if ((st == 0)); then
+		VM_SIZE[$name]=$want
+		vmem_settle
+		diag "resize $name $(vmem_human "$old") -> $(vmem_human "$want"): QEMU's size in $VW_MS ms, the guest's blocks and MemTotal checked $VS_MS ms later ($VW_EVENTS size events)"
+		((XF)) || return 0
+		diag "resize $name reached $(vmem_human "$want"), expected the guest to stop short"
+		return 1
+	fi
+	diag "resize $name $(vmem_human "$old") -> $(vmem_human "$want"): the guest stopped at $(vmem_human "$VW_SIZE"): QEMU's size did not change for $((RESIZE_STALL_MS / 1000)) s"
+	((XF)) || return 1
+	qmp_forget "\"id\": \"$name\""
+	VW_T0=${EPOCHREALTIME/./}
+	qmp_qom_set "/machine/peripheral/$name" requested-size "$old" || { qmp_failed; return; }
+	vmem_wait "$name" "$old"
+	st=$?
+	((st == 2)) && { diag "resize $name: $QMP_ERROR"; return 2; }
+	if ((st == 1)); then
+		diag "resize $name: back to $(vmem_human "$old") failed too: the guest stopped at $(vmem_human "$VW_SIZE")"
+		return 1
+	fi
+	vmem_settle
+	diag "resize $name stopped short as expected; back at $(vmem_human "$old") in $VW_MS ms"
+	return 0
 }

@@ -3,7 +3,8 @@
 # accelerator probe; start and stop. Sourced by rig.
 #
 # Machine spec (set by the scenario parser): M_CPUS, M_NODE_MEM (bytes per
-# node, 0 for a memory-less node), M_SLOTS, M_MAXMEM (bytes), M_CPU, M_CMDLINE.
+# node, 0 for a memory-less node), M_SLOTS, M_MAXMEM (bytes), M_CPU, M_CMDLINE;
+# M_VMEM and M_VMEM_* (virtio-mem devices, see scenario.sh).
 
 # earlyprintk: a kernel that dies before its console starts still says why
 # (a silent hang is what users of such tools complain about most).
@@ -62,6 +63,15 @@ qemu_cmdline() {
 		fi
 		QEMU_CMD+=(-numa "$node")
 	done
+	# virtio-mem devices (QEMU 7.2: present from boot, grown and shrunk by
+	# requested-size; no DIMM slot; their max counts against maxmem, which
+	# the scenario parser checked). -M pc has the PCI bus they need, also
+	# with -nodefaults.
+	local v
+	for v in ${M_VMEM[@]+"${M_VMEM[@]}"}; do
+		QEMU_CMD+=(-object "memory-backend-ram,id=vmem-$v,size=$((M_VMEM_MAX[$v] >> 20))M")
+		QEMU_CMD+=(-device "virtio-mem-pci,id=$v,memdev=vmem-$v,node=${M_VMEM_NODE[$v]},requested-size=${M_VMEM_REQ[$v]}${M_VMEM_BLOCK[$v]:+,block-size=${M_VMEM_BLOCK[$v]}}")
+	done
 	QEMU_CMD+=(-kernel "$kernel" -initrd "$initrd" -append "$append")
 	QEMU_CMD+=(-chardev "file,id=console,path=$RUN_DIR/console.log" -serial chardev:console)
 	QEMU_CMD+=(-chardev "socket,id=agent,path=$RIG_SOCK/agent.sock,server=on,wait=off" -serial chardev:agent)
@@ -82,8 +92,13 @@ qemu_start() {
 	done
 }
 
+# qemu_alive: QEMU runs (an exited QEMU not yet reaped is a zombie, which
+# kill -0 would still find).
 qemu_alive() {
-	[[ -n ${QEMU_PID:-} ]] && kill -0 "$QEMU_PID" 2>/dev/null
+	[[ -n ${QEMU_PID:-} ]] || return 1
+	local _pid _comm state
+	read -r _pid _comm state _ 2>/dev/null <"/proc/$QEMU_PID/stat" || return 1
+	[[ $state != Z ]]
 }
 
 # qemu_reap: QEMU has exited; QEMU_EXIT gets its status (128+n: signal n).

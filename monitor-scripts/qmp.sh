@@ -122,22 +122,46 @@ qmp_device_del() { # ID
 	qmp_exec device_del "{\"id\": \"$1\"}"
 }
 
-# qmp_memory_devices: QMP_MEMDEVS gets one "id addr size node" per device.
-# Parsed in bash: this runs after every step, and a jq costs a fork.
+# qmp_memory_devices: QMP_MEMDEVS gets one "id addr size node" per DIMM,
+# QMP_VMEMS one "id memaddr size node max-size requested-size block-size"
+# per virtio-mem device. Parsed in bash: this runs after every step, and a
+# jq costs a fork. ("size" never matches inside "max-size": the quote.)
 qmp_memory_devices() {
-	QMP_MEMDEVS=()
+	QMP_MEMDEVS=() QMP_VMEMS=()
 	qmp_exec query-memory-devices || return
-	local rest=${QMP_RETURN#*\"return\": \[} dev id addr size node
+	local rest=${QMP_RETURN#*\"return\": \[} dev type id addr size node max req block
 	while [[ $rest == *'{"type": '* ]]; do
 		rest=${rest#*\{\"type\": }
 		dev=${rest%%\{\"type\": *}
-		id=- addr=- size=- node=-
+		type=${dev#\"} type=${type%%\"*}
+		id=- addr=- size=- node=- max=- req=- block=-
 		[[ $dev =~ \"id\":\ \"([^\"]*)\" ]] && id=${BASH_REMATCH[1]}
-		[[ $dev =~ \"addr\":\ ([0-9]+) ]] && addr=${BASH_REMATCH[1]}
 		[[ $dev =~ \"size\":\ ([0-9]+) ]] && size=${BASH_REMATCH[1]}
 		[[ $dev =~ \"node\":\ ([0-9]+) ]] && node=${BASH_REMATCH[1]}
+		if [[ $type == virtio-mem ]]; then
+			[[ $dev =~ \"memaddr\":\ ([0-9]+) ]] && addr=${BASH_REMATCH[1]}
+			[[ $dev =~ \"max-size\":\ ([0-9]+) ]] && max=${BASH_REMATCH[1]}
+			[[ $dev =~ \"requested-size\":\ ([0-9]+) ]] && req=${BASH_REMATCH[1]}
+			[[ $dev =~ \"block-size\":\ ([0-9]+) ]] && block=${BASH_REMATCH[1]}
+			QMP_VMEMS+=("$id $addr $size $node $max $req $block")
+			continue
+		fi
+		[[ $dev =~ \"addr\":\ ([0-9]+) ]] && addr=${BASH_REMATCH[1]}
 		QMP_MEMDEVS+=("$id $addr $size $node")
 	done
+}
+
+# qmp_qom_set PATH PROPERTY JSON_VALUE
+qmp_qom_set() {
+	qmp_exec qom-set "{\"path\": \"$1\", \"property\": \"$2\", \"value\": $3}"
+}
+
+# qmp_qom_get PATH PROPERTY: the value's JSON in QOM_VALUE.
+qmp_qom_get() {
+	qmp_exec qom-get "{\"path\": \"$1\", \"property\": \"$2\"}" || return
+	QOM_VALUE=${QMP_RETURN#*\"return\": }
+	QOM_VALUE=${QOM_VALUE%%, \"id\": *}
+	QOM_VALUE=${QOM_VALUE%\}}
 }
 
 qmp_send_key() { # KEY...

@@ -58,8 +58,82 @@ sc_machine() {
 	((M_MAXMEM > boot)) || sc_die "machine: maxmem=$(human "$M_MAXMEM") leaves no room above the boot memory ($(human "$boot"))"
 }
 
-# The static model: what is plugged, in what state.
-declare -A SC_SIZE=() SC_NODE=() SC_STATE=() SC_LOAD=()
+# The static model: what is plugged, in what state; SC_VSIZE is each
+# virtio-mem device's requested size so far.
+declare -A SC_SIZE=() SC_NODE=() SC_STATE=() SC_LOAD=() SC_VSIZE=()
+
+# virtio-mem devices the machine boots with (QEMU 7.2 cannot hot-add or
+# remove them; they grow and shrink through requested-size): M_VMEM lists
+# the names in order; per name the node, max (the backend's size), block
+# (QEMU's block-size, empty for QEMU's default) and the requested size at
+# boot. M_VMEM_TOTAL is the sum of their max sizes, which maxmem covers.
+declare -a M_VMEM=()
+declare -A M_VMEM_NODE=() M_VMEM_MAX=() M_VMEM_BLOCK=() M_VMEM_REQ=()
+M_VMEM_TOTAL=0
+
+# QEMU's block-size default for a memory-backend-ram (the host's THP size).
+readonly VMEM_QEMU_BLOCK=$((2 << 20))
+# The guest plugs subblocks of max(block-size, pageblock): 2M pageblocks
+# with HUGETLB_PAGE, 4M (MAX_ORDER-1) without. Sizes in whole 4M (and
+# whole blocks) can be reached by either kernel.
+readonly VMEM_GUEST_SB=$((4 << 20))
+
+# vmem_size_check WHAT NAME BYTES: a requested size that both QEMU and the
+# guest can reach.
+vmem_size_check() {
+	local what=$1 name=$2 size=$3 block=${M_VMEM_BLOCK[$2]:-$VMEM_QEMU_BLOCK} gran
+	gran=$block
+	((gran >= VMEM_GUEST_SB)) || gran=$VMEM_GUEST_SB
+	((size <= M_VMEM_MAX[$name])) ||
+		sc_die "$what: $(human "$size") is more than $name's max=$(human "${M_VMEM_MAX[$name]}")"
+	((size % gran == 0)) ||
+		sc_die "$what: $(human "$size") is not a multiple of $(human "$gran") (QEMU's block-size is $(human "$block"); the guest plugs whole subblocks of up to 4M)"
+}
+
+# sc_vmem NAME node=N max=SIZE [block=SIZE] [requested=SIZE]: a header line.
+sc_vmem() {
+	local name=${1:-} kv key val node='' max='' block='' req=0 total
+	[[ $name =~ ^[a-z][a-z0-9_-]{0,15}$ ]] ||
+		sc_die "virtio-mem: '$name' is not a device name ([a-z][a-z0-9_-], up to 16)"
+	[[ -z ${M_VMEM_NODE[$name]:-} ]] || sc_die "virtio-mem $name: declared twice"
+	shift
+	for kv in "$@"; do
+		[[ $kv == *=* ]] || sc_die "virtio-mem $name: '$kv' is not key=value"
+		key=${kv%%=*} val=${kv#*=}
+		case $key in
+		node)
+			is_uint "$val" && ((val < ${#M_NODE_MEM[@]})) ||
+				sc_die "virtio-mem $name: node $val does not exist (the machine has ${#M_NODE_MEM[@]} nodes, 0 to $((${#M_NODE_MEM[@]} - 1)))"
+			node=$val ;;
+		max) max=$(size_bytes "$val") || sc_die "virtio-mem $name: max=$val is not a size" ;;
+		block) block=$(size_bytes "$val") || sc_die "virtio-mem $name: block=$val is not a size" ;;
+		requested) req=$(size_bytes "$val") || sc_die "virtio-mem $name: requested=$val is not a size" ;;
+		*) sc_die "virtio-mem $name: unknown key '$key' (node, max, block, requested)" ;;
+		esac
+	done
+	[[ -n $node ]] || sc_die "virtio-mem $name: node=N is required"
+	[[ -n $max ]] || sc_die "virtio-mem $name: max=SIZE is required"
+	((max > 0 && max % BLOCK_BYTES == 0)) ||
+		sc_die "virtio-mem $name: max=$(human "$max") is not a multiple of the guest's memory block size (128M)"
+	if [[ -n $block ]]; then
+		# QEMU: a power of two (below its 2M default it warns) that
+		# divides the backend's size.
+		((block >= 1 << 20 && (block & (block - 1)) == 0)) ||
+			sc_die "virtio-mem $name: block=$(human "$block") is not a power of two of at least 1M"
+		((max % block == 0)) ||
+			sc_die "virtio-mem $name: block=$(human "$block") does not divide max=$(human "$max")"
+	fi
+	# QEMU gives memory devices maxmem minus the boot memory; a virtio-mem
+	# device takes its whole max from it, and no DIMM slot.
+	total=$((M_BOOT + M_VMEM_TOTAL + max))
+	((total <= M_MAXMEM)) ||
+		sc_die "virtio-mem $name: boot memory and virtio-mem max sizes come to $(human "$total"), more than maxmem=$(human "$M_MAXMEM")"
+	M_VMEM+=("$name")
+	M_VMEM_NODE[$name]=$node M_VMEM_MAX[$name]=$max M_VMEM_BLOCK[$name]=$block
+	M_VMEM_TOTAL=$((M_VMEM_TOTAL + max))
+	vmem_size_check "virtio-mem $name: requested" "$name" "$req"
+	M_VMEM_REQ[$name]=$req SC_VSIZE[$name]=$req
+}
 
 # Injectors the guest can arm (guest/lib/inject.sh).
 readonly SC_INJECTORS="failslab fail_page_alloc fail_function fail_vmemmap notifier"
@@ -90,12 +164,13 @@ sc_step() {
 	done
 	set -- "${words[@]}"
 	case $verb in
-	plug | online | offline | unplug) ;;
+	plug | online | offline | unplug | resize) ;;
 	*) [[ -z $xf ]] || sc_die "$verb takes no expect-fail" ;;
 	esac
 	if [[ $xf == expect-fail* ]]; then
 		case $verb in
 		plug | unplug) [[ $xf == expect-fail ]] || sc_die "$verb: expect-fail takes no errno (the guest's ACPI handler has none to give)" ;;
+		resize) [[ $xf == expect-fail ]] || sc_die "resize: expect-fail takes no errno (the device reports only sizes)" ;;
 		esac
 	fi
 	case $verb in
@@ -103,7 +178,8 @@ sc_step() {
 		(($# == 3)) || sc_die "usage: plug NAME SIZE node=N"
 		[[ $name =~ ^[a-z][a-z0-9_-]{0,15}$ ]] || sc_die "plug: '$name' is not a device name ([a-z][a-z0-9_-], up to 16)"
 		[[ -z ${SC_STATE[$name]:-} ]] || sc_die "plug $name: $name is plugged already"
-		local size node plugged=0 total=$M_BOOT d
+		[[ -z ${M_VMEM_NODE[$name]:-} ]] || sc_die "plug $name: $name is a virtio-mem device (resize it)"
+		local size node plugged=0 total=$((M_BOOT + M_VMEM_TOTAL)) d
 		size=$(size_bytes "$2") || sc_die "plug $name: '$2' is not a size"
 		((size > 0 && size % BLOCK_BYTES == 0)) ||
 			sc_die "plug $name: size $2 is not a multiple of the guest's memory block size (128M)"
@@ -116,7 +192,7 @@ sc_step() {
 		done
 		((plugged < M_SLOTS)) || sc_die "plug $name: all $M_SLOTS slots are in use"
 		((total + size <= M_MAXMEM)) ||
-			sc_die "plug $name: $(human $((total + size))) would exceed maxmem=$(human "$M_MAXMEM")"
+			sc_die "plug $name: $(human $((total + size))) would exceed maxmem=$(human "$M_MAXMEM")${M_VMEM[0]:+ (virtio-mem max sizes included)}"
 		SC_SIZE[$name]=$size SC_NODE[$name]=$node SC_STATE[$name]=offline
 		[[ ${SC_AUTO:-offline} == offline ]] || SC_STATE[$name]=online
 		[[ $xf == expect-fail ]] && SC_STATE[$name]=absent
@@ -145,6 +221,17 @@ sc_step() {
 		[[ -n ${SC_STATE[$name]:-} ]] || sc_die "unplug $name: $name is not plugged"
 		[[ -n $xf ]] || unset "SC_STATE[$name]" "SC_SIZE[$name]" "SC_NODE[$name]"
 		SC_STEPS+=("unplug $name${xf:+ $xf}")
+		;;
+	resize)
+		(($# == 2)) || sc_die "usage: resize NAME SIZE [expect-fail]"
+		[[ -n ${M_VMEM_NODE[$name]:-} ]] ||
+			sc_die "resize $name: no virtio-mem device $name (declare it in the header: virtio-mem NAME node=N max=SIZE)"
+		local vsize
+		vsize=$(size_bytes "$2") || sc_die "resize $name: '$2' is not a size"
+		vmem_size_check "resize $name" "$name" "$vsize"
+		[[ -n $xf ]] || SC_VSIZE[$name]=$vsize
+		if ((vsize)); then vsize=$(human "$vsize"); fi
+		SC_STEPS+=("resize $name $vsize${xf:+ $xf}")
 		;;
 	check)
 		(($# == 0)) || sc_die "usage: check"
@@ -199,6 +286,14 @@ sc_step() {
 		SC_AUTO=$1
 		SC_STEPS+=("auto-online $1")
 		;;
+	kselftest)
+		[[ $# -le 1 && ${1:-2} =~ ^[0-9]+$ ]] && ((${1:-2} <= 100)) || sc_die "usage: kselftest [PERCENT]"
+		SC_STEPS+=("kselftest ${1:-2}")
+		# it onlines every offline block; afterwards only unplug applies
+		for a in "${!SC_STATE[@]}"; do
+			[[ ${SC_STATE[$a]} == absent ]] || SC_STATE[$a]=unknown
+		done
+		;;
 	expect | expect-boot)
 		[[ $# == 3 && $1 =~ ^vmemmap\.[a-z_]+$ && $2 =~ ^(=|\>=|\<=)$ && $3 =~ ^[0-9]+$ ]] ||
 			sc_die "usage: $verb vmemmap.COUNTER =|>=|<= N"
@@ -224,7 +319,8 @@ sc_step() {
 # SC_STEPS (expanded), SC_DESC.
 scenario_load() {
 	SC_FILE=$1 SC_LINENO=0 SC_CMDLINE='' SC_NEEDS=() SC_TIMEOUT=600 SC_STEPS=() SC_DESC=''
-	SC_SIZE=() SC_NODE=() SC_STATE=() SC_LOAD=() SC_AUTO=
+	SC_SIZE=() SC_NODE=() SC_STATE=() SC_LOAD=() SC_AUTO= SC_VSIZE=()
+	M_VMEM=() M_VMEM_NODE=() M_VMEM_MAX=() M_VMEM_BLOCK=() M_VMEM_REQ=() M_VMEM_TOTAL=0
 	# Lines are split into words, never glob-expanded on the host: guest-sh
 	# text is for the guest's shell.
 	set -f
@@ -242,12 +338,17 @@ scenario_load() {
 		# shellcheck disable=SC2086 # split into words
 		set -- $line
 		case $1 in
-		machine | cmdline | needs | timeout)
+		machine | virtio-mem | cmdline | needs | timeout)
 			((in_body == 0)) || sc_die "'$1' belongs in the header, before the first step"
 			;;
 		esac
 		case $1 in
-		machine) shift; sc_machine "$@"; have_machine=1 ;;
+		machine)
+			((have_machine == 0)) || sc_die "one machine line"
+			shift; sc_machine "$@"; have_machine=1 ;;
+		virtio-mem)
+			((have_machine)) || sc_die "virtio-mem needs the machine line before it"
+			shift; sc_vmem "$@" ;;
 		cmdline) shift; SC_CMDLINE+=${SC_CMDLINE:+ }$* ;;
 		needs) shift; SC_NEEDS+=("$@") ;;
 		timeout)
@@ -263,6 +364,19 @@ scenario_load() {
 	local need
 	for need in "${SC_NEEDS[@]}"; do
 		[[ $need =~ ^CONFIG_[A-Z0-9_]+$ ]] || SC_LINENO=0 sc_die "needs: '$need' is not a CONFIG_ option"
+	done
+	# A virtio-mem device needs its driver: a kernel without it is a skip.
+	if ((${#M_VMEM[@]})); then
+		for need in CONFIG_VIRTIO_PCI CONFIG_VIRTIO_MEM; do
+			[[ " ${SC_NEEDS[*]} " == *" $need "* ]] || SC_NEEDS+=("$need")
+		done
+	fi
+	# Plugged memory comes up as memhp_default_state says: the rig's
+	# cmdline sets offline, the scenario's comes after it and the last one
+	# wins (auto-online steps change it later).
+	local w
+	for w in $SC_CMDLINE; do
+		[[ $w == memhp_default_state=* ]] && SC_AUTO=${w#*=}
 	done
 	sc_expand 0 "${#lines[@]}" 1
 	set +f
