@@ -30,7 +30,8 @@ record_step() {
 	json_str v "$2"
 	json_str a "$3"
 	json_str r "$4"
-	printf '{"verb": %s, "args": %s, "result": %s}\n' "$v" "$a" "$r" >>"$RUN_DIR/.steps.jsonl"
+	printf '{"verb": %s, "args": %s, "result": %s}\n' "$v" "$a" "$r" >>"$RUN_DIR/.steps.jsonl" ||
+		LOG_WRITE_FAILED=1
 	printf '%s\n' "$5" >>"$RUN_DIR/.step_ms"
 }
 

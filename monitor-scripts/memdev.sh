@@ -18,7 +18,15 @@ agent_failed() {
 	local st=$1 what=$2
 	case $st in
 	1) diag "$what failed in the guest (status $AGENT_STATUS): ${AGENT_OUT[*]}"; return 1 ;;
-	2) diag "$what: agent channel closed"; return 1 ;;
+	2)
+		# socat gone while QEMU runs: the rig's side broke, not the guest
+		if qemu_alive && ! chan_alive agent; then
+			diag "$what: the rig's socat for the agent channel died"
+			return 2
+		fi
+		diag "$what: agent channel closed"
+		return 1
+		;;
 	3) GUEST_HUNG=1; diag "INFO: guest hang in $what: no agent reply"; return 1 ;;
 	esac
 }

@@ -162,6 +162,7 @@ soak_loop() {
 	fi
 	SC_STEPS=()
 	ktap "1..$round"
+	SOAK_DONE=1
 	soak_analyse
 	soak_plot
 	local total=$SOAK_LOG_BYTES f
