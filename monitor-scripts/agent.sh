@@ -32,7 +32,7 @@ agent_wait_ready() {
 		fi
 		((st == 0)) || return $st
 		agent_log "<" "$CHAN_LINE"
-		if [[ $CHAN_LINE =~ ^READY\ ([A-Za-z0-9._+-]+)\ block_size=([0-9]+)$ ]]; then
+		if [[ $CHAN_LINE =~ READY\ ([A-Za-z0-9._+-]+)\ block_size=([0-9]+)$ ]]; then
 			GUEST_RELEASE=${BASH_REMATCH[1]} GUEST_BLOCK_SIZE=${BASH_REMATCH[2]}
 			return 0
 		fi

@@ -176,7 +176,8 @@ baseline_take() {
 		if [[ $GUEST_DEFAULT_STATE == online ]]; then
 			kb=$((VM_SIZE[$v] / 1024))
 			B_MEMTOTAL=$((B_MEMTOTAL - kb))
-			B_NODEMEM[${VM_NODE[$v]}]=$((B_NODEMEM[${VM_NODE[$v]}] - kb))
+			[[ -z ${B_NODEMEM[${VM_NODE[$v]}]:-} ]] ||
+				B_NODEMEM[${VM_NODE[$v]}]=$((B_NODEMEM[${VM_NODE[$v]}] - kb))
 		fi
 	done
 	return 0
