@@ -25,6 +25,10 @@ agent_wait_ready() {
 		st=$?
 		if ((st == 2 && slice < $1)); then
 			qemu_alive || return 1
+			# The agent says READY once; a line lost on the serial port
+			# (seen: its first byte, or all of it) must not cost the run,
+			# so ask again every slice.
+			chan_write agent "0 hello" 2>/dev/null
 			[[ ! -s $RUN_DIR/console.log && $((${EPOCHREALTIME/./} / 1000)) -gt $silent ]] && return 3
 			# A panic this early may hang the reset instead of ending QEMU.
 			grep -q -a 'Kernel panic - not syncing' "$RUN_DIR/console.log" && return 4

@@ -6,6 +6,13 @@ verb_ping() {
 	echo pong
 }
 
+# hello: the READY line again, for a host that missed the first one.
+verb_hello() {
+	local hex
+	read -r hex </sys/devices/system/memory/block_size_bytes
+	printf 'READY %s block_size=%d\n' "$(uname -r)" "0x$hex"
+}
+
 # Verbs run in the agent's shell: they keep their variables local.
 
 # Markers let the triage tag each kernel report with the step it came in.
