@@ -6,7 +6,7 @@ RIG := monitor-scripts/rig
 SCENARIO ?= smoke
 # Variables handed to the runner when set (it checks each one).
 RIG_VARS := SEED ACCEL KERNEL_SRC KERNEL_IMAGE EXTRA_PATCHES FIXES VARIANT SERIES CHECKS JOBS V SHRINK
-rig_args = $(foreach v,$(RIG_VARS),$(if $(strip $($(v))),'$(v)=$(strip $($(v)))'))
+rig_args = $(strip $(foreach v,$(RIG_VARS),$(if $(strip $($(v))),'$(v)=$(strip $($(v)))')))
 export RIG_MAKE_COMMAND = make $(MAKECMDGOALS) $(rig_args)
 
 .PHONY: help run soak test check-all bench kernel initramfs triage deps lint clean distclean
@@ -49,14 +49,14 @@ help:
 	@echo '(make turns any failure into 2: read logs/latest/summary.json for the verdict)'
 
 run:
-	$(RIG) run $(SCENARIO) $(rig_args)
+	$(RIG) run $(strip $(SCENARIO) $(rig_args))
 
 soak:
 	@test -n "$(DURATION)" || { echo 'make soak: set DURATION= (e.g. DURATION=30m)' >&2; exit 2; }
 	$(RIG) soak $(if $(filter command line environment,$(origin SCENARIO)),$(SCENARIO),random) DURATION=$(DURATION) $(if $(CHECKPOINT),CHECKPOINT=$(CHECKPOINT)) $(rig_args)
 
 kernel:
-	$(RIG) kernel $(rig_args)
+	$(RIG) kernel $(strip $(rig_args))
 
 initramfs:
 	$(RIG) initramfs
