@@ -25,10 +25,25 @@ qmp_next() {
 
 qmp_open() {
 	chan_open qmp "$RIG_SOCK/qmp.sock"
-	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + QMP_TIMEOUT_MS))
-	qmp_next "$deadline" || { QMP_ERROR="no QMP greeting"; return 2; }
-	[[ $QMP_LINE == *'"QMP"'* ]] || { QMP_ERROR="not a QMP greeting: $QMP_LINE"; return 2; }
-	qmp_exec qmp_capabilities
+	# Events may come first, and QEMU 7.2 can even skip the greeting when
+	# the connection races its start (seen: RESUME as the first line, no
+	# greeting): queue events, and negotiate anyway after 2 s of no greeting.
+	local st greet=$(($((${EPOCHREALTIME/./} / 1000)) + 2000))
+	while :; do
+		qmp_next "$greet"
+		st=$?
+		((st == 1)) && { QMP_ERROR="QMP connection closed before the greeting"; return 2; }
+		((st == 2)) && break
+		[[ $QMP_LINE == *'"QMP"'* ]] && break
+		[[ $QMP_LINE == *'"event": '* ]] && continue
+		QMP_ERROR="not a QMP greeting: $QMP_LINE"
+		return 2
+	done
+	((st == 2)) && qmp_log "!" "no greeting within 2 s; negotiating anyway"
+	qmp_exec qmp_capabilities && return 0
+	# already negotiated is as good as negotiated
+	[[ $QMP_ERROR == *"negotiation is already complete"* ]] && return 0
+	return 2
 }
 
 # qmp_exec CMD [ARGS_JSON]: 0 with the reply in QMP_RETURN; 1 when QEMU
