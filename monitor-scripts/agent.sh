@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # The host end of the guest agent (guest/agent) on the second serial port.
 # agent_call sends "<id> <verb> <args>" and collects the lines between
 # "B <id>" and "E <id> <status>". What the guest sends is data: it is compared and

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # Line channels to QEMU's unix sockets (QMP, the guest agent): one socat per
 # channel for the whole run, fifos in the private socket folder, reads with a
 # deadline. A channel whose socat exits reads as closed. Sourced by rig.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # Checks after every step: new kernel reports in the console; QEMU's memory
 # devices against the model; the guest's memory blocks (presence, node,
 # state, zone) and its accounting (MemTotal, per node) against the model and
@@ -158,7 +159,7 @@ baseline_take() {
 	HAVE_VMEMMAP=0
 	[[ -n ${G_VMEMMAP[buddy_pages]:-} ]] && HAVE_VMEMMAP=1
 	B_MEMTOTAL=$G_MEMTOTAL
-	GUEST_DEFAULT_STATE=offline
+	GUEST_DEFAULT_STATE=offline BOOT_AUTO_ONLINE=$G_AUTO
 	[[ $G_AUTO == online* ]] && GUEST_DEFAULT_STATE=online
 	AUTO_ZONE=''
 	[[ $G_AUTO == online_movable ]] && AUTO_ZONE=Movable

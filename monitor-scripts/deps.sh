@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # Debian packages the rig needs on the host; installs what is missing when
 # run as root, otherwise prints the exact apt-get line and exits 2.
 

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # The guest image: busybox-static, guest/ and the static helpers, packed by
 # the kernel's own gen_init_cpio from the explicit list guest/initramfs.list.
 # Rebuilt only when something in guest/ is newer than the image.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # The guest kernel: extract the linux-source tarball once, apply the series
 # quilt-style (only files whose patched content changed get a new mtime, so
 # an edit to one patch rebuilds only what it touches), merge the config

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # Results: KTAP on stdout and in result.ktap (line by line, so the last line
 # before a crash is kept), the step list, and summary.json. Sourced by rig.
 

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # hotplug-rig host library: exit codes, messages, time, and validation of
 # numbers and sizes. Sourced by rig and the other monitor-scripts.
 

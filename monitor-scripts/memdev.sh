@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # Memory verbs, driven from both sides: the host plugs and unplugs pc-dimms
 # over QMP, the guest agent waits for, onlines and offlines their blocks.
 # Each verb updates the runner's model (D_*) that checks.sh compares both
@@ -34,6 +35,18 @@ agent_failed() {
 qmp_failed() {
 	diag "$QMP_ERROR"
 	return 2
+}
+
+# dimm_present NAME: DB_PRESENT, how many of the DIMM's blocks the last
+# guest_state saw.
+dimm_present() {
+	local i
+	dimm_blocks "$1"
+	DB_PRESENT=0
+	for ((i = DB_FIRST; i < DB_FIRST + DB_COUNT; i++)); do
+		[[ -n ${G_BLOCK[$i]:-} ]] && DB_PRESENT=$((DB_PRESENT + 1))
+	done
+	return 0
 }
 
 # dimm_blocks NAME: DB_FIRST and DB_COUNT of a plugged DIMM's memory blocks.
@@ -98,11 +111,8 @@ verb_plug() { # NAME SIZE node=N [expect-fail]
 	if ((XF == 2)); then
 		# Either outcome, but whole: all the DIMM's blocks or none.
 		agent_call state && guest_state || { diag "unreadable guest state"; return 2; }
-		local i present=0
-		for ((i = first; i < first + count; i++)); do
-			[[ -n ${G_BLOCK[$i]:-} ]] && present=$((present + 1))
-		done
-		if ((present == 0)); then
+		dimm_present "$name"
+		if ((DB_PRESENT == 0)); then
 			D_STATE[$name]=absent
 			diag "plug $name: the add failed (allowed), no block left"
 		else
@@ -113,10 +123,10 @@ verb_plug() { # NAME SIZE node=N [expect-fail]
 	if ((XF)); then
 		# The add must fail whole: no block of the DIMM in the guest.
 		D_STATE[$name]=absent
-		[[ $QMP_EVENT == *'"status": 0'[,}]* ]] || diag "guest reported the failed insert: $QMP_EVENT"
+		[[ $QMP_EVENT == *'"status": 0'[,\}]* ]] || diag "guest reported the failed insert: $QMP_EVENT"
 		return 0
 	fi
-	[[ $QMP_EVENT == *'"status": 0'[,}]* ]] ||
+	[[ $QMP_EVENT == *'"status": 0'[,\}]* ]] ||
 		{ diag "guest reported a failed insert: $QMP_EVENT"; return 1; }
 	agent_call wait-blocks "$first" "$count" 10
 	agent_failed $? "plug $name: memory blocks $first..$((first + count - 1))" || return
@@ -162,8 +172,9 @@ verb_online() { # NAME movable|kernel|auto [expect-fail [ERRNOS]]
 # auto_online_blocks; DIMMs plugged after it come up in that state (and
 # zone, where the type names one).
 verb_auto_online() {
-	agent_call sh "echo $1 > /sys/devices/system/memory/auto_online_blocks"
+	agent_call auto-online "$1"
 	agent_failed $? "auto-online $1" || return
+	AUTO_CHANGED=1
 	case $1 in
 	offline) GUEST_DEFAULT_STATE=offline ;;
 	*) GUEST_DEFAULT_STATE=online ;;
@@ -213,7 +224,7 @@ verb_unplug() { # NAME [expect-fail]
 		1) refused=$QMP_EVENT; break ;;
 		2)
 			# source 3 is the eject request; 0 done, 0x84 ejection in progress.
-			if [[ $QMP_EVENT == *'"source": 3'* && $QMP_EVENT != *'"status": 0'[,}]* &&
+			if [[ $QMP_EVENT == *'"source": 3'* && $QMP_EVENT != *'"status": 0'[,\}]* &&
 				$QMP_EVENT != *'"status": 132'* ]]; then
 				refused=$QMP_EVENT
 				break
@@ -288,10 +299,8 @@ verb_sweep_nth() {
 		agent_call state && guest_state || { diag "sweep: unreadable guest state"; return 2; }
 		after=${G_VMEMMAP[injected_total]}
 		dimm_blocks "$name"; first=$DB_FIRST count=$DB_COUNT
-		present=0
-		for ((i = first; i < first + count; i++)); do
-			[[ -n ${G_BLOCK[$i]:-} ]] && present=$((present + 1))
-		done
+		dimm_present "$name"
+		present=$DB_PRESENT
 		((present)) && D_STATE[$name]=$GUEST_DEFAULT_STATE
 		st=0
 		check_guest || st=$?

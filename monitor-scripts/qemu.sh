@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # The machine: a scenario's machine spec becomes a QEMU command line; the
 # accelerator probe; start and stop. Sourced by rig.
 #
@@ -75,7 +76,7 @@ qemu_cmdline() {
 	QEMU_CMD+=(-kernel "$kernel" -initrd "$initrd" -append "$append")
 	QEMU_CMD+=(-chardev "file,id=console,path=$RUN_DIR/console.log" -serial chardev:console)
 	QEMU_CMD+=(-chardev "socket,id=agent,path=$RIG_SOCK/agent.sock,server=on,wait=off" -serial chardev:agent)
-	QEMU_CMD+=(-chardev "socket,id=qmp,path=$RIG_SOCK/qmp.sock,server=on,wait=off" -mon chardev=qmp,mode=control)
+	QEMU_CMD+=(-chardev "socket,id=qmp,path=$RIG_SOCK/qmp.sock,server=on,wait=off" -mon "chardev=qmp,mode=control")
 }
 
 qemu_start() {

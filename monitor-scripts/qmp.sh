@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # The QMP session: one connection per run, the capabilities handshake, one
 # qmp_exec under one function per command, events queued while a reply is
 # awaited and waited for with a timeout. Every message goes to qmp.log with a
@@ -53,7 +54,7 @@ qmp_exec() {
 	local cmd=$1 args=${2:-} id=$((++QMP_ID)) msg st
 	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + QMP_TIMEOUT_MS))
 	msg="{\"execute\": \"$cmd\"${args:+, \"arguments\": $args}, \"id\": $id}"
-	QMP_RETURN= QMP_ERROR=
+	QMP_RETURN='' QMP_ERROR=''
 	qmp_log ">" "$msg"
 	chan_write qmp "$msg" 2>/dev/null || { QMP_ERROR="QMP connection lost sending $cmd"; return 2; }
 	while :; do
@@ -64,7 +65,7 @@ qmp_exec() {
 		2) QMP_ERROR="no reply to $cmd within $((QMP_TIMEOUT_MS / 1000)) s"; return 2 ;;
 		esac
 		[[ $QMP_LINE == *'"event": '* ]] && continue
-		[[ $QMP_LINE =~ \"id\":\ *$id[,}] ]] || continue
+		[[ $QMP_LINE =~ \"id\":\ *${id}[,}] ]] || continue
 		if [[ $QMP_LINE == '{"return"'* ]]; then
 			QMP_RETURN=$QMP_LINE
 			return 0
@@ -180,7 +181,7 @@ qmp_qom_get() {
 }
 
 qmp_send_key() { # KEY...
-	local keys= k
+	local keys='' k
 	for k in "$@"; do keys+="${keys:+, }{\"type\": \"qcode\", \"data\": \"$k\"}"; done
 	qmp_exec send-key "{\"keys\": [$keys]}"
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # Seeded random steps: `random N` in a scenario expands, at load time, into N
 # valid steps over the declared machine (plug, online movable, offline,
 # unplug, loads with verification, injections with a known outcome), drawn

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # Scenario files: parse the header (machine, cmdline, needs, timeout) and
 # expand the body (verbs, repeat ... end) into a flat step list, checking
 # every step against a model of the machine before QEMU starts, so bad input
@@ -27,7 +28,7 @@ sc_die() {
 
 sc_machine() {
 	local kv key val mem=512M,512M
-	M_CPUS= M_SLOTS=4 M_MAXMEM= M_CPU=qemu64
+	M_CPUS='' M_SLOTS=4 M_MAXMEM='' M_CPU=qemu64
 	for kv in "$@"; do
 		[[ $kv == *=* ]] || sc_die "machine: '$kv' is not key=value"
 		key=${kv%%=*} val=${kv#*=}

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # Shrinking a failed random run: the steps up to the first failure are cut
 # down (delta debugging: drop halves, then quarters, ...) to a short list
 # that still fails the same way, and written as a scenario file the user can

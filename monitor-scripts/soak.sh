@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
 # Soaks: one guest boot, a scenario repeated round after round (a random one
 # with a new seed per round, all recorded) until the time is up or the kernel
 # misbehaves. Every CHECKPOINT rounds, with nothing plugged and caches
@@ -158,7 +159,7 @@ soak_loop() {
 		fi
 	done
 	if ((KERNEL_PROBLEM == 0 && RIG_ERR == 0)) && qemu_alive; then
-		soak_sample "$round" || true
+		soak_sample "$round" || fail "the final soak checkpoint: the guest did not answer"
 	fi
 	SC_STEPS=()
 	ktap "1..$round"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash # busybox ash, sourced by the guest agent
 # hotplug-rig guest verbs for memory blocks: list, wait, online, offline and
 # the kernel's accounting of them. Blocks are named by index (memoryN).
 
@@ -58,6 +59,12 @@ verb_wait_blocks() {
 		block_line "$i"
 		i=$((i + 1))
 	done
+}
+
+# auto-online offline|online|online_kernel|online_movable: the kernel's
+# auto_online_blocks (the host puts the boot value back at the end).
+verb_auto_online() {
+	rigctl write "$1" "$MEMDIR/auto_online_blocks"
 }
 
 # block_files FIRST COUNT [down] [STATE]: the state files of a range, lowest

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash # busybox ash, sourced by the guest agent
 # hotplug-rig guest verbs for fault injection: arm and clear failslab,
 # fail_page_alloc, fail_function, fail_vmemmap (our series) and the memory
 # notifier injector. Every knob is saved before its first write and restored

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash # busybox ash, sourced by the guest agent
 # The kernel's own memory-hotplug selftest (tools/testing/selftests/
 # memory-hotplug/mem-on-off-test.sh from the same source tree), run under
 # busybox (its bash shebang points at busybox here). Its notifier phase

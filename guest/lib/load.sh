@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=dash # busybox ash, sourced by the guest agent
 # hotplug-rig guest verbs for memory load: thin wrappers around /bin/rigload
 # (guest/src/rigload.c), one daemon per named load; each returns its status.
 
