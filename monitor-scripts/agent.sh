@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
+# shellcheck shell=bash
 # The host end of the guest agent (guest/agent) on the second serial port.
 # agent_call sends "<id> <verb> <args>" and collects the lines between
 # "B <id>" and "E <id> <status>". What the guest sends is data: it is compared and
@@ -17,10 +17,11 @@ agent_log() {
 # SILENT_MS after the start (a kernel that died before saying anything), 4
 # when the kernel panicked.
 agent_wait_ready() {
-	local st slice silent=$((QEMU_T0 + $2))
+	local st slice silent=$((QEMU_T0 + $2)) now
 	chan_open agent "$RIG_SOCK/agent.sock"
 	while :; do
-		slice=$(($((${EPOCHREALTIME/./} / 1000)) + 2000))
+		now_ms now
+		slice=$((now + 2000))
 		((slice < $1)) || slice=$1
 		chan_read agent "$slice"
 		st=$?
@@ -30,7 +31,8 @@ agent_wait_ready() {
 			# (seen: its first byte, or all of it) must not cost the run,
 			# so ask again every slice.
 			chan_write agent "0 hello" 2>/dev/null
-			[[ ! -s $RUN_DIR/console.log && $((${EPOCHREALTIME/./} / 1000)) -gt $silent ]] && return 3
+			now_ms now
+			[[ ! -s $RUN_DIR/console.log && $now -gt $silent ]] && return 3
 			# A panic this early may hang the reset instead of ending QEMU.
 			grep -q -a 'Kernel panic - not syncing' "$RUN_DIR/console.log" && return 4
 			continue
@@ -48,10 +50,11 @@ agent_wait_ready() {
 # exited non-zero (AGENT_STATUS), 2 when the channel closed, 3 on timeout.
 # The output lines are in AGENT_OUT.
 agent_call() {
-	local timeout=$AGENT_TIMEOUT_MS st id
+	local timeout=$AGENT_TIMEOUT_MS st id deadline
 	if [[ $1 == -t ]]; then timeout=$2; shift 2; fi
 	id=$((++AGENT_ID))
-	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + timeout))
+	now_ms deadline
+	deadline=$((deadline + timeout))
 	local mine=0
 	AGENT_OUT=() AGENT_STATUS=''
 	agent_log ">" "$id $*"
@@ -73,4 +76,23 @@ agent_call() {
 			AGENT_OUT+=("$CHAN_LINE")
 		fi
 	done
+}
+
+# agent_failed STATUS WHAT: a failed agent_call as a step result: the guest
+# misbehaved (1) unless the rig's side broke (2); a timeout is a hang.
+agent_failed() {
+	local st=$1 what=$2
+	case $st in
+	1) diag "$what failed in the guest (status $AGENT_STATUS): ${AGENT_OUT[*]}"; return 1 ;;
+	2)
+		# socat gone while QEMU runs: the rig's side broke, not the guest
+		if qemu_alive && ! chan_alive agent; then
+			diag "$what: the rig's socat for the agent channel died"
+			return 2
+		fi
+		diag "$what: agent channel closed"
+		return 1
+		;;
+	3) GUEST_HUNG=1; diag "INFO: guest hang in $what: no agent reply"; return 1 ;;
+	esac
 }

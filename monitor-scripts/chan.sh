@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
+# shellcheck shell=bash
 # Line channels to QEMU's unix sockets (QMP, the guest agent): one socat per
 # channel for the whole run, fifos in the private socket folder, reads with a
 # deadline. A channel whose socat exits reads as closed. Sourced by rig.
@@ -38,7 +38,9 @@ chan_write() {
 # chan_read NAME DEADLINE_MS: one line into CHAN_LINE. 0 read, 1 closed,
 # 2 deadline passed.
 chan_read() {
-	local t=$(($2 - $((${EPOCHREALTIME/./} / 1000))))
+	local t
+	now_ms t
+	t=$(($2 - t))
 	((t > 0)) || return 2
 	local frac=00$((t % 1000)) st=0
 	IFS= read -r -t "$((t / 1000)).${frac: -3}" -u "${CHAN_R[$1]}" CHAN_LINE || st=$?

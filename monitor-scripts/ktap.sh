@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
+# shellcheck shell=bash
 # Results: KTAP on stdout and in result.ktap (line by line, so the last line
 # before a crash is kept), the step list, and summary.json. Sourced by rig.
 
@@ -13,20 +13,10 @@ ktap_diag() {
 	for l in "$@"; do ktap "# $l"; done
 }
 
-# ktap_step LINE: a step's line; a soak keeps them in soak-steps.log and
-# prints one line per round.
-ktap_step() {
-	if ((${SOAK:-0})); then
-		printf '%s\n' "$*" >>"$RUN_DIR/soak-steps.log"
-	else
-		ktap "$@"
-	fi
-}
 
 # record_step N VERB ARGS RESULT MS: one entry of summary.json's steps (no
 # timings there, so two runs of one seed compare equal) and its timing.
 record_step() {
-	((${SOAK:-0})) && return 0
 	local v a r
 	json_str v "$2"
 	json_str a "$3"
@@ -56,7 +46,7 @@ write_summary() {
 		--argjson step_ms "$(jq -sc . "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" \
 		--argjson boot_ready_ms "${BOOT_READY_MS:-null}" \
 		--argjson floor_ns "${FLOOR_NS:-null}" \
-		--argjson total_ms "$(($((${EPOCHREALTIME/./} / 1000)) - RUN_T0))" \
+		--argjson total_ms "$((${EPOCHREALTIME/./} / 1000 - RUN_T0))" \
 		--argjson reports "$reports" \
 		--argjson soak "${SOAK_JSON:-null}" \
 		'{scenario: $scenario, scenario_file: $file, seed: $seed, run_id: $run_id,

@@ -1,14 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
-# hotplug-rig host library: exit codes, messages, time, and validation of
-# numbers and sizes. Sourced by rig and the other monitor-scripts.
-
-readonly RIG_PASS=0 RIG_FAIL=1 RIG_ERROR=2 RIG_SKIP=4
+# shellcheck shell=bash
+# hotplug-rig host library, the bottom layer: exit codes, messages, the
+# clock, and validation of numbers and sizes. Sourced by rig; calls nothing
+# above it.
 
 # A one-line error naming the problem; bad input and rig errors exit 2.
 die() {
 	echo "rig: error: $*" >&2
-	exit "$RIG_ERROR"
+	exit 2
+}
+
+# sc_die TEXT: bad scenario input, named by file and line (exit 2).
+sc_die() {
+	die "${SC_FILE:-scenario}:${SC_LINENO:-0}: $*"
 }
 
 warn() {
@@ -20,34 +24,34 @@ say() {
 	[[ ${RIG_QUIET:-0} == 1 ]] || echo "rig: $*" >&2
 }
 
+# now_ms VAR: VAR gets the wall clock in milliseconds (no fork: the checks
+# run it several times a step).
 now_ms() {
-	local t=${EPOCHREALTIME/./}
-	echo $((t / 1000))
+	printf -v "$1" '%d' $((${EPOCHREALTIME/./} / 1000))
 }
 
-# Wall-clock stamp for log lines: seconds.microseconds since the epoch.
-stamp() {
-	echo "$EPOCHREALTIME"
+# diag TEXT: a diagnostic line of the step being run (KTAP "# TEXT").
+diag() {
+	STEP_DIAG+=("$*")
 }
 
 is_uint() {
 	[[ $1 =~ ^[0-9]+$ ]]
 }
 
-# to_bytes 256M: BYTES=268435456; sizes take K, M, G or T (powers of 1024).
+# to_bytes 256M: BYTES=268435456; sizes take K, M, G or T (powers of 1024),
+# always decimal (0256M is 256M), and at most 2^50 bytes.
 to_bytes() {
-	[[ $1 =~ ^([0-9]{1,15})([KMGT]?)(i?B)?$ ]] || return 1
-	BYTES=${BASH_REMATCH[1]}
+	[[ $1 =~ ^([0-9]{1,16})([KMGT]?)(i?B)?$ ]] || return 1
+	local n=$((10#${BASH_REMATCH[1]})) shift=0
 	case ${BASH_REMATCH[2]} in
-	K) BYTES=$((BYTES << 10)) ;;
-	M) BYTES=$((BYTES << 20)) ;;
-	G) BYTES=$((BYTES << 30)) ;;
-	T) BYTES=$((BYTES << 40)) ;;
+	K) shift=10 ;;
+	M) shift=20 ;;
+	G) shift=30 ;;
+	T) shift=40 ;;
 	esac
-}
-
-size_bytes() {
-	to_bytes "$1" && echo "$BYTES"
+	((n <= (1 << (50 - shift)))) || return 1
+	BYTES=$((n << shift))
 }
 
 # human 268435456 -> 256M

@@ -1,11 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
-# The machine: a scenario's machine spec becomes a QEMU command line; the
-# accelerator probe; start and stop. Sourced by rig.
-#
-# Machine spec (set by the scenario parser): M_CPUS, M_NODE_MEM (bytes per
-# node, 0 for a memory-less node), M_SLOTS, M_MAXMEM (bytes), M_CPU, M_CMDLINE;
-# M_VMEM and M_VMEM_* (virtio-mem devices, see scenario.sh).
+# shellcheck shell=bash
+# The machine: the machine record (model.sh: M_CPUS, M_NODE_MEM, M_SLOTS,
+# M_MAXMEM, M_CPU) becomes a QEMU command line (the device kinds add theirs:
+# run.sh); the accelerator probe; start and stop. Sourced by rig.
 
 # earlyprintk: a kernel that dies before its console starts still says why
 # (a silent hang is what users of such tools complain about most).
@@ -64,15 +61,6 @@ qemu_cmdline() {
 		fi
 		QEMU_CMD+=(-numa "$node")
 	done
-	# virtio-mem devices (QEMU 7.2: present from boot, grown and shrunk by
-	# requested-size; no DIMM slot; their max counts against maxmem, which
-	# the scenario parser checked). -M pc has the PCI bus they need, also
-	# with -nodefaults.
-	local v
-	for v in ${M_VMEM[@]+"${M_VMEM[@]}"}; do
-		QEMU_CMD+=(-object "memory-backend-ram,id=vmem-$v,size=$((M_VMEM_MAX[$v] >> 20))M")
-		QEMU_CMD+=(-device "virtio-mem-pci,id=$v,memdev=vmem-$v,node=${M_VMEM_NODE[$v]},requested-size=${M_VMEM_REQ[$v]}${M_VMEM_BLOCK[$v]:+,block-size=${M_VMEM_BLOCK[$v]}}")
-	done
 	QEMU_CMD+=(-kernel "$kernel" -initrd "$initrd" -append "$append")
 	QEMU_CMD+=(-chardev "file,id=console,path=$RUN_DIR/console.log" -serial chardev:console)
 	QEMU_CMD+=(-chardev "socket,id=agent,path=$RIG_SOCK/agent.sock,server=on,wait=off" -serial chardev:agent)
@@ -82,13 +70,14 @@ qemu_cmdline() {
 qemu_start() {
 	printf '%q ' "${QEMU_CMD[@]}" >"$RUN_DIR/qemu.cmdline"
 	echo >>"$RUN_DIR/qemu.cmdline"
-	QEMU_T0=$((${EPOCHREALTIME/./} / 1000))
+	now_ms QEMU_T0
 	"${QEMU_CMD[@]}" </dev/null >"$RUN_DIR/qemu.log" 2>&1 &
 	QEMU_PID=$!
-	local deadline=$((QEMU_T0 + 10000))
+	local deadline=$((QEMU_T0 + 10000)) now
 	while [[ ! -S $RIG_SOCK/qmp.sock || ! -S $RIG_SOCK/agent.sock ]]; do
 		qemu_alive || return 1
-		(($((${EPOCHREALTIME/./} / 1000)) < deadline)) || return 1
+		now_ms now
+		((now < deadline)) || return 1
 		sleep 0.01
 	done
 }

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
+# shellcheck shell=bash
 # The QMP session: one connection per run, the capabilities handshake, one
 # qmp_exec under one function per command, events queued while a reply is
 # awaited and waited for with a timeout. Every message goes to qmp.log with a
@@ -29,7 +29,9 @@ qmp_open() {
 	# Events may come first, and QEMU 7.2 can even skip the greeting when
 	# the connection races its start (seen: RESUME as the first line, no
 	# greeting): queue events, and negotiate anyway after 2 s of no greeting.
-	local st greet=$(($((${EPOCHREALTIME/./} / 1000)) + 2000))
+	local st greet
+	now_ms greet
+	greet=$((greet + 2000))
 	while :; do
 		qmp_next "$greet"
 		st=$?
@@ -51,8 +53,9 @@ qmp_open() {
 # answered with an error (QMP_ERROR); 2 when no reply came (closed, timeout)
 # or it had neither error nor return.
 qmp_exec() {
-	local cmd=$1 args=${2:-} id=$((++QMP_ID)) msg st
-	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + QMP_TIMEOUT_MS))
+	local cmd=$1 args=${2:-} id=$((++QMP_ID)) msg st deadline
+	now_ms deadline
+	deadline=$((deadline + QMP_TIMEOUT_MS))
 	msg="{\"execute\": \"$cmd\"${args:+, \"arguments\": $args}, \"id\": $id}"
 	QMP_RETURN='' QMP_ERROR=''
 	qmp_log ">" "$msg"
@@ -79,6 +82,12 @@ qmp_exec() {
 	done
 }
 
+# qmp_failed: a failed qmp_exec as a step result: the rig's side (2).
+qmp_failed() {
+	diag "$QMP_ERROR"
+	return 2
+}
+
 # qmp_forget TEXT: drop queued events that mention TEXT (before a new
 # action on a device, so an old event cannot answer for a new one).
 qmp_forget() {
@@ -95,7 +104,9 @@ qmp_forget() {
 # queue into QMP_EVENT, its pattern index into QMP_MATCH. 2 on timeout or a
 # closed connection (QMP_ERROR names what did not come).
 qmp_wait_event() {
-	local deadline=$(($((${EPOCHREALTIME/./} / 1000)) + $1)) i p pat ev text st
+	local deadline i p pat ev text st
+	now_ms deadline
+	deadline=$((deadline + $1))
 	shift
 	while :; do
 		for i in "${!QMP_EVENTS[@]}"; do

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
+# shellcheck shell=bash
 # Seeded random steps: `random N` in a scenario expands, at load time, into N
 # valid steps over the declared machine (plug, online movable, offline,
 # unplug, loads with verification, injections with a known outcome), drawn
@@ -8,6 +8,23 @@
 # ZONE_NORMAL may legitimately refuse to go offline, so it is left out.
 # Injections that hit known, unfixed 6.1 bugs (a failed populate WARNs in
 # add_pages) are drawn only with FIXES=1. Sourced by rig.
+
+verb_define random 'N' '' 'N seeded random steps over the declared machine (SEED= replays them)'
+
+parse_random() {
+	(($# == 1)) || sc_die "usage: random STEPS"
+	sc_random "$1"
+	SC_RANDOM=1
+}
+
+predict_random() {
+	return 0
+}
+
+# The drawn steps are in the list already; random itself is not a step.
+print_random() {
+	P_TEXT=''
+}
 
 # A 64-bit LCG in bash arithmetic (wraps the same everywhere), so the list
 # does not depend on bash's own RANDOM.
@@ -26,7 +43,7 @@ rnd() {
 sc_random() {
 	local n=$1 i name size node d plugged online offline loads pick
 	local -a names=() sizes=(128M 256M 384M)
-	is_uint "$n" && ((n > 0)) || sc_die "usage: random STEPS"
+	[[ $n =~ ^[1-9][0-9]{0,4}$ ]] || sc_die "usage: random STEPS (1 to 99999)"
 	[[ -n ${SEED:-} ]] || sc_die "random needs a seed"
 	rnd_seed "$SEED"
 	for ((i = 0; i < M_SLOTS && i < 8; i++)); do names+=("r$i"); done
@@ -35,7 +52,7 @@ sc_random() {
 	while ((made < n)); do
 		plugged=() online=() offline=()
 		for d in "${names[@]}"; do
-			case ${SC_STATE[$d]:-} in
+			case ${MD_STATE[$d]:-} in
 			online) plugged+=("$d") online+=("$d") ;;
 			offline | absent) plugged+=("$d") offline+=("$d") ;;
 			esac
@@ -43,12 +60,12 @@ sc_random() {
 		rnd 100
 		pick=$RND
 		if ((pick < 30 && ${#plugged[@]} < ${#names[@]})); then
-			for d in "${names[@]}"; do [[ -z ${SC_STATE[$d]:-} ]] && { name=$d; break; }; done
+			for d in "${names[@]}"; do [[ -z ${MD_STATE[$d]:-} ]] && { name=$d; break; }; done
 			rnd ${#sizes[@]}; size=${sizes[RND]}
 			rnd ${#M_NODE_MEM[@]}; node=$RND
 			to_bytes "$size"
 			local total=$M_BOOT
-			for d in "${plugged[@]}"; do total=$((total + SC_SIZE[$d])); done
+			for d in "${plugged[@]}"; do total=$((total + MD_SIZE[$d])); done
 			((total + BYTES <= M_MAXMEM)) || continue
 			rnd 10
 			if ((RND == 0)); then
@@ -67,7 +84,7 @@ sc_random() {
 			fi
 		elif ((pick < 50 && ${#offline[@]})); then
 			rnd ${#offline[@]}; d=${offline[RND]}
-			if [[ ${SC_STATE[$d]} == absent ]]; then
+			if [[ ${MD_STATE[$d]} == absent ]]; then
 				sc_step unplug "$d"
 			else
 				sc_step online "$d" movable
@@ -78,7 +95,7 @@ sc_random() {
 			# a load on the node first, so the offline migrates data
 			if [[ -z ${load_on[$d]:-} ]]; then
 				rnd 1000
-				sc_step load "l$d" "node=${SC_NODE[$d]}" 32M "seed=$RND"
+				sc_step load "l$d" "node=${MD_NODE[$d]}" 32M "seed=$RND"
 				load_on[$d]=1
 				made=$((made + 1))
 			fi
@@ -100,8 +117,8 @@ sc_random() {
 	# end with nothing plugged, so the checks compare with the boot state
 	for d in "${names[@]}"; do
 		[[ -n ${load_on[$d]:-} ]] && sc_step unload "l$d"
-		[[ ${SC_STATE[$d]:-} == online ]] && sc_step offline "$d"
-		[[ -n ${SC_STATE[$d]:-} ]] && sc_step unplug "$d"
+		[[ ${MD_STATE[$d]:-} == online ]] && sc_step offline "$d"
+		[[ -n ${MD_STATE[$d]:-} ]] && sc_step unplug "$d"
 	done
 	return 0
 }

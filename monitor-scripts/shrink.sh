@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
+# shellcheck shell=bash
 # Shrinking a failed random run: the steps up to the first failure are cut
 # down (delta debugging: drop halves, then quarters, ...) to a short list
 # that still fails the same way, and written as a scenario file the user can
@@ -22,16 +22,12 @@ shrink_signature() {
 
 # shrink_write FILE STEP...: a scenario with this run's header and STEPS.
 shrink_write() {
-	local f=$1 m mem='' sep=''
+	local f=$1
 	shift
-	for m in "${M_NODE_MEM[@]}"; do mem+=$sep$(human "$m") sep=,; done
 	{
 		echo "# SPDX-License-Identifier: GPL-2.0"
 		echo "# shrunk: $# steps of $SCENARIO seed $SEED that still fail the same way"
-		echo "machine cpus=$M_CPUS mem=$mem slots=$M_SLOTS maxmem=$(human "$M_MAXMEM") cpu=$M_CPU"
-		[[ -n $SC_CMDLINE ]] && echo "cmdline $SC_CMDLINE"
-		((${#SC_NEEDS[@]})) && echo "needs ${SC_NEEDS[*]}"
-		echo "timeout $SC_TIMEOUT"
+		scenario_header_print
 		printf '%s\n' "$@"
 	} >"$f"
 }
@@ -41,10 +37,9 @@ shrink_try() {
 	local cand=$SHRINK_DIR/candidate-$SHRINK_N st=0 sum
 	SHRINK_N=$((SHRINK_N + 1))
 	shrink_write "$cand" "$@"
-	RIG_LOGS=$SHRINK_DIR RIG_QUIET=1 "$RIG_ROOT/monitor-scripts/rig" run "$cand" SEED="$SEED" \
-		${FIXES:+FIXES=$FIXES} ${EXTRA_PATCHES:+"EXTRA_PATCHES=$EXTRA_PATCHES"} \
-		${KERNEL_IMAGE:+KERNEL_IMAGE=$KERNEL_IMAGE} ${KERNEL_SRC:+KERNEL_SRC=$KERNEL_SRC} \
-		VARIANT="$VARIANT" >/dev/null 2>&1 || st=$?
+	# the run's own variables, so the candidate boots the same kernel
+	RIG_LOGS=$SHRINK_DIR RIG_QUIET=1 "$RIG_ROOT/monitor-scripts/rig" run "$cand" \
+		"${RUN_ARGV[@]}" SEED="$SEED" >/dev/null 2>&1 || st=$?
 	# 2: the model rejected the list (no boot, so it costs no run), or the
 	# rig failed: not the same failure either way
 	[[ -s $SHRINK_DIR/latest/qemu.cmdline && $(readlink "$SHRINK_DIR/latest") == *-candidate-$((SHRINK_N - 1))* ]] &&

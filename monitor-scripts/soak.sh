@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
+# shellcheck shell=bash
 # Soaks: one guest boot, a scenario repeated round after round (a random one
 # with a new seed per round, all recorded) until the time is up or the kernel
 # misbehaves. Every CHECKPOINT rounds, with nothing plugged and caches
@@ -9,7 +9,9 @@
 # leak, a kernel problem with its rate per cycle. The logs stay bounded: the
 # console, QMP and agent logs are cut at each checkpoint once they pass
 # SOAK_LOG_MB, keeping the first boot, every report and the last segment.
-# Sourced by rig.
+# The soak is a drive of the run engine (run.sh): soak_setup plugs it in,
+# and it owns its KTAP lines (one per round; the steps' lines go to
+# soak-steps.log) and counters. Sourced by rig.
 
 SOAK_LOG_MB=${SOAK_LOG_MB:-8}
 
@@ -17,7 +19,7 @@ SOAK_LOG_MB=${SOAK_LOG_MB:-8}
 readonly SOAK_EXACT="MemTotal blocks vmemmap_buddy_pages vmemmap_pgtable_pages vmemmap_altmap_pages"
 
 soak_sample() { # ROUND
-	local line key val rss=0
+	local line key rss=0 now
 	agent_call -t 120000 sample || return 1
 	declare -gA SAMPLE=()
 	for line in "${AGENT_OUT[@]}"; do
@@ -32,7 +34,8 @@ soak_sample() { # ROUND
 		printf 'round\tcycles\tseconds\t%s\n' "$(echo "$SOAK_COLS" | xargs | tr ' ' '\t')" >"$RUN_DIR/checkpoints.tsv"
 	fi
 	{
-		printf '%s\t%s\t%s' "$1" "$SOAK_CYCLES" $(((${EPOCHREALTIME/./} / 1000 - RUN_T0) / 1000))
+		now_ms now
+		printf '%s\t%s\t%s' "$1" "$RUN_CYCLES" $(((now - RUN_T0) / 1000))
 		for key in $SOAK_COLS; do printf '\t%s' "${SAMPLE[$key]:-0}"; done
 		printf '\n'
 	} >>"$RUN_DIR/checkpoints.tsv"
@@ -89,7 +92,7 @@ soak_analyse() {
 		[[ $name == blocks ]] && unit=blocks
 		[[ $name == *failures || $name == *fallbacks ]] && unit=events
 		ktap "# $name: $first -> $last, $slope $unit per cycle"
-		((leak)) && fail "leak: $name went from $first to $last over $SOAK_CYCLES cycles ($slope $unit per cycle)"
+		((leak)) && fail "leak: $name went from $first to $last over $RUN_CYCLES cycles ($slope $unit per cycle)"
 	done <"$RUN_DIR/slopes.tsv"
 	return 0
 }
@@ -130,16 +133,52 @@ soak_plot() {
 	[[ -s $RUN_DIR/soak.png ]] && ktap "# plot: ${RUN_DIR#"$RIG_ROOT"/}/soak.png"
 }
 
+# soak_setup SECONDS CHECKPOINT: the run drives soak rounds.
+soak_setup() {
+	SOAK_S=$1 SOAK_CHECKPOINT=$2
+	RUN_DRIVE=soak RUN_EXTRA_S=$1
+	STEP_LINE_FN=soak_step_line STEP_RECORD_FN=:
+	# the accounting is measured at the checkpoints, as a rate
+	CHECK_MEMMAP_EXACT=0
+}
+
+soak_step_line() {
+	printf '%s\n' "$*" >>"$RUN_DIR/soak-steps.log"
+}
+
+# The plan comes at the end: the number of rounds is not known before.
+drive_soak_plan() {
+	return 0
+}
+
+# A soak stopped half-way still fits and plots what it sampled.
+drive_soak_abort() {
+	[[ -z ${SOAK_DONE:-} && -s $RUN_DIR/checkpoints.tsv ]] || return 0
+	SOAK_DONE=1
+	soak_analyse
+	soak_plot
+}
+
+drive_soak_run() {
+	soak_loop
+	SOAK_JSON=$(jq -nc --argjson rounds "${SOAK_ROUNDS:-0}" --argjson cycles "$RUN_CYCLES" \
+		--argjson cycles_per_hour "${SOAK_CYCLES_H:-0}" --argjson log_mib_per_hour "${SOAK_MB_H:-0}" \
+		--arg plot "$([[ -s $RUN_DIR/soak.png ]] && echo soak.png)" \
+		'{rounds: $rounds, cycles: $cycles, cycles_per_hour: $cycles_per_hour,
+		  log_mib_per_hour: $log_mib_per_hour, plot: $plot, checkpoints: "checkpoints.tsv",
+		  slopes: "slopes.tsv"}')
+}
+
 soak_loop() {
-	local round=0 base_seed=$SEED deadline=$((RUN_T0 + SOAK_S * 1000)) st steps
-	SOAK_CYCLES=0 SOAK_SEGMENT=0 SOAK_LOG_BYTES=0 SOAK=1
+	local round=0 base_seed=$SEED deadline=$((RUN_T0 + SOAK_S * 1000)) st steps now
+	RUN_CYCLES=0 SOAK_SEGMENT=0 SOAK_LOG_BYTES=0
 	cp "$RUN_DIR/console.log" "$RUN_DIR/console.boot.log"
 	soak_sample 0 || { fail "cannot take the first soak checkpoint"; return; }
-	while (($((${EPOCHREALTIME/./} / 1000)) < deadline)); do
+	while now_ms now && ((now < deadline)); do
 		round=$((round + 1))
 		SEED=$((base_seed + round - 1))
 		scenario_load "$SC_FILE"
-		steps=${#SC_STEPS[@]}
+		steps=${#S_TEXT[@]}
 		KTAP_DONE=0 PASSED=0 FAILED=0
 		st=0
 		run_steps
@@ -151,7 +190,7 @@ soak_loop() {
 			printf '{"verb": "round", "args": "seed %s", "result": "fail"}\n' "$SEED" >>"$RUN_DIR/.steps.jsonl"
 			break
 		fi
-		ktap "ok $round round $round seed $SEED ($steps steps, $SOAK_CYCLES cycles so far)"
+		ktap "ok $round round $round seed $SEED ($steps steps, $RUN_CYCLES cycles so far)"
 		printf '{"verb": "round", "args": "seed %s", "result": "ok"}\n' "$SEED" >>"$RUN_DIR/.steps.jsonl"
 		if ((round % SOAK_CHECKPOINT == 0)); then
 			soak_sample "$round" || { fail "soak checkpoint after round $round: the guest did not answer"; break; }
@@ -161,18 +200,19 @@ soak_loop() {
 	if ((KERNEL_PROBLEM == 0 && RIG_ERR == 0)) && qemu_alive; then
 		soak_sample "$round" || fail "the final soak checkpoint: the guest did not answer"
 	fi
-	SC_STEPS=()
+	steps_reset
 	ktap "1..$round"
 	SOAK_DONE=1
 	soak_analyse
 	soak_plot
-	local total=$SOAK_LOG_BYTES f
+	local total=$SOAK_LOG_BYTES f secs
 	for f in console.log agent.log qmp.log soak-steps.log; do
 		total=$((total + $(stat -c %s "$RUN_DIR/$f" 2>/dev/null || echo 0)))
 	done
-	local secs=$(((${EPOCHREALTIME/./} / 1000 - RUN_T0) / 1000))
+	now_ms now
+	secs=$(((now - RUN_T0) / 1000))
 	((secs > 0)) || secs=1
 	SOAK_MB_H=$((total * 3600 / secs >> 20))
-	SOAK_CYCLES_H=$((SOAK_CYCLES * 3600 / secs))
-	ktap "# soak: $round rounds, $SOAK_CYCLES hot-remove cycles in $secs s ($SOAK_CYCLES_H cycles/h), logs written $((total >> 20)) MiB ($SOAK_MB_H MiB/h)"
+	SOAK_CYCLES_H=$((RUN_CYCLES * 3600 / secs))
+	ktap "# soak: $round rounds, $RUN_CYCLES hot-remove cycles in $secs s ($SOAK_CYCLES_H cycles/h), logs written $((total >> 20)) MiB ($SOAK_MB_H MiB/h)"
 }

@@ -1,0 +1,380 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# The run engine: a run is boot, baseline, drive, finish. The drive is a
+# mode's (steps: the scenario's step list; soak: rounds of it, soak.sh),
+# chosen with RUN_DRIVE; a mode plugs in through drive_MODE_plan,
+# drive_MODE_run and drive_MODE_abort and the two step hooks below, and
+# nothing else tests which mode runs. Every knob a step turns registers its
+# undo (defer.sh) right where it turns it; finish undoes them in reverse, then
+# triages the console and writes the verdict, KTAP totals, summary.json and
+# JUnit. Sourced by rig.
+
+RUN_DRIVE=steps
+# Where a step's KTAP line and its summary.json record go.
+STEP_LINE_FN=ktap
+STEP_RECORD_FN=record_step
+RUN_CYCLES=0
+
+# --- outcomes ------------------------------------------------------------------
+fail() { KERNEL_PROBLEM=1; REASONS+=("$*"); }
+rig_error() { RIG_ERR=1; REASONS+=("$*"); }
+
+verdict_code() {
+	case $VERDICT in
+	pass) echo 0 ;; fail) echo 1 ;; skip) echo 4 ;; *) echo 2 ;;
+	esac
+}
+
+new_run_dir() {
+	local base i=1
+	base=$(date +%Y%m%d-%H%M%S)-$SCENARIO
+	mkdir -p "$RIG_LOGS"
+	RUN_ID=$base
+	until mkdir "$RIG_LOGS/$RUN_ID" 2>/dev/null; do
+		i=$((i + 1))
+		RUN_ID=$base-$i
+	done
+	RUN_DIR=$RIG_LOGS/$RUN_ID
+	: >"$RUN_DIR/result.ktap"
+	: >"$RUN_DIR/.steps.jsonl"
+	: >"$RUN_DIR/.step_ms"
+	# unix socket paths must stay under 108 bytes: a short private folder
+	RIG_SOCK=$(mktemp -d /tmp/rig.XXXXXX)
+	chmod 700 "$RIG_SOCK"
+	ln -s "$RIG_SOCK" "$RUN_DIR/sock"
+}
+
+# Why QEMU is gone: a panic or a guest reboot is the kernel's (fail), QEMU
+# killed or failing is the rig's side (error).
+qemu_died() {
+	qemu_reap
+	local panic
+	panic=$(grep -a -m1 -o 'Kernel panic - not syncing: .*' "$RUN_DIR/console.log" 2>/dev/null | tr -d '\r' || true)
+	if [[ -n $panic ]]; then
+		fail "guest panicked: $panic"
+	elif ((QEMU_EXIT == 0)); then
+		fail "guest rebooted or powered off during the run (QEMU exited, -no-reboot)"
+	elif ((QEMU_EXIT > 128)); then
+		rig_error "QEMU was killed by signal $((QEMU_EXIT - 128))"
+	else
+		rig_error "QEMU exited with status $QEMU_EXIT: $(tail -1 "$RUN_DIR/qemu.log" 2>/dev/null)"
+	fi
+}
+
+# A hung guest: ask the kernel for its blocked tasks (sysrq w, then t)
+# through the keyboard, since the agent cannot answer.
+guest_hang_dump() {
+	qemu_alive || return 0
+	local k size last=-1 deadline now
+	now_ms deadline
+	deadline=$((deadline + 15000))
+	for k in w t; do
+		qmp_send_key alt sysrq "$k" >/dev/null 2>&1 ||
+			REASONS+=("note: sysrq $k through QMP send-key failed: $QMP_ERROR")
+	done
+	# until the 't' dump has started and the console has stopped growing
+	# for half a second (or 15 s): the dump has no end marker
+	while now_ms now && ((now < deadline)) && qemu_alive; do
+		size=$(stat -c %s "$RUN_DIR/console.log")
+		if ((size == last)) && grep -q -a 'sysrq: Show State' "$RUN_DIR/console.log"; then
+			break
+		fi
+		last=$size
+		sleep 0.5
+	done
+}
+
+# --- steps -----------------------------------------------------------------------
+# run_step N (1-based): markers, the verb's runner, the checks, the console.
+run_step() {
+	local n=$1 st=0 from t0 now
+	step_select $((n - 1))
+	STEP_DIAG=() STEP_SUB=() GUEST_HUNG=0
+	now_ms t0
+	if ((CHECKS)); then
+		agent_call mark "step $n begin $ST_TEXT"
+		st=$?
+		((st == 0)) || agent_failed $st "step marker" || st=$?
+	fi
+	console_scan
+	CON_SUSPECT=0
+	from=$CON_OFF
+	((st == 0)) && { step_run || st=$?; }
+	if ((st == 0 && CHECKS)); then
+		check_devices || st=$?
+		((st == 2)) || { check_guest || st=$((st > $? ? st : $?)); }
+	fi
+	if ((CHECKS)) && ((GUEST_HUNG == 0 && st != 2)) && qemu_alive; then
+		agent_call mark "step $n end" || true
+	fi
+	local cst=0
+	check_console "$from" || cst=$?
+	((cst == 1)) && st=1
+	((cst == 2 && st == 0)) && st=2
+	now_ms now
+	STEP_MS=$((now - t0))
+	return "$st"
+}
+
+# step_not_run N WHY: a step that never ran, as a skipped KTAP line.
+step_not_run() {
+	local text=${S_TEXT[$(($1 - 1))]}
+	"$STEP_LINE_FN" "ok $1 $text # SKIP not run: $2"
+	"$STEP_RECORD_FN" "$1" "${text%% *}" "$(step_args "$text")" "not run" 0
+}
+
+run_steps() {
+	local n st result abort='' now l text
+	for ((n = 1; n <= ${#S_TEXT[@]}; n++)); do
+		text=${S_TEXT[n - 1]}
+		KTAP_DONE=$((n - 1))
+		if [[ -n $abort ]]; then
+			step_not_run "$n" "$abort"
+			continue
+		fi
+		now_ms now
+		if ((now > RUN_DEADLINE)); then
+			rig_error "scenario time limit (${SC_TIMEOUT} s) reached at step $n"
+			abort="time limit reached"
+			step_not_run "$n" "$abort"
+			continue
+		fi
+		st=0
+		local died=0
+		run_step "$n" || st=$?
+		if ((st != 0)) && ! qemu_alive; then
+			qemu_died
+			died=1
+			st=1
+			((RIG_ERR)) && st=2
+		fi
+		for l in "${STEP_SUB[@]}"; do "$STEP_LINE_FN" "    $l"; done
+		for l in "${STEP_DIAG[@]}"; do "$STEP_LINE_FN" "# $l"; done
+		case $st in
+		0) result=ok; "$STEP_LINE_FN" "ok $n $text"; PASSED=$((PASSED + 1)) ;;
+		1) result=fail; "$STEP_LINE_FN" "not ok $n $text"; fail "step $n ($text): ${STEP_DIAG[0]:-failed}"; FAILED=$((FAILED + 1)) ;;
+		*)
+			result=error
+			"$STEP_LINE_FN" "not ok $n $text"
+			((died)) || rig_error "step $n ($text): ${STEP_DIAG[0]:-rig error}"
+			FAILED=$((FAILED + 1))
+			;;
+		esac
+		"$STEP_RECORD_FN" "$n" "${text%% *}" "$(step_args "$text")" "$result" "$STEP_MS"
+		if ((${LOG_WRITE_FAILED:-0})); then
+			rig_error "cannot write to the log folder (full?): $(df -Ph "$RUN_DIR" | awk 'NR == 2 { print $4 " free" }')"
+			abort="the log folder is full"
+		fi
+		if ((st != 0)); then
+			((GUEST_HUNG)) && guest_hang_dump
+			abort="step $n failed"
+		fi
+	done
+	KTAP_DONE=${#S_TEXT[@]}
+}
+
+# The plain drive: the scenario's steps once, planned up front.
+drive_steps_plan() {
+	ktap "1..${#S_TEXT[@]}"
+	KTAP_PLANNED=1
+}
+
+drive_steps_run() {
+	run_steps
+}
+
+drive_steps_abort() {
+	return 0
+}
+
+# ktap_not_run WHY: the steps that never got a result line (a run stopped
+# by Ctrl-C, a dead QEMU or a failed boot), so the plan still adds up.
+ktap_not_run() {
+	local i
+	for ((i = KTAP_DONE + 1; i <= ${#S_TEXT[@]}; i++)); do
+		step_not_run "$i" "$1"
+	done
+	KTAP_DONE=${#S_TEXT[@]}
+}
+
+# --- finish ----------------------------------------------------------------------
+finish_run() {
+	[[ ${RUN_FINISHED:-0} == 0 ]] || return 0
+	RUN_FINISHED=1
+	set +e
+	trap '' INT TERM
+	local guest_ok=0
+	qemu_alive && ((${GUEST_HUNG:-0} == 0)) && [[ -n ${CHAN_W[agent]:-} ]] && guest_ok=1
+	# Every knob the run turned goes back, while the guest still answers.
+	((guest_ok)) && defer_run
+	# kmemleak (debug kernels): the run's leaks, each a kernel problem
+	if ((${HAVE_KMEMLEAK:-0} && guest_ok)); then
+		local kst=0 leak
+		agent_call -t 180000 kmemleak-scan || kst=$?
+		case $kst in
+		0) ;;
+		3) fail "INFO: guest hang in the final kmemleak scan" ;;
+		*) rig_error "the final kmemleak scan failed (status $kst)" ;;
+		esac
+		if ((kst == 0 && ${#AGENT_OUT[@]})); then
+			printf '%s\n' "${AGENT_OUT[@]}" >"$RUN_DIR/kmemleak.txt"
+			while IFS=$'\t' read -r _ leak; do
+				fail "kmemleak: $leak"
+			done < <("$TRIAGE" -r "$RUN_DIR/reports-kmemleak" "$RUN_DIR/kmemleak.txt" 2>/dev/null)
+		fi
+	fi
+	chan_close agent
+	chan_close qmp
+	if qemu_alive; then
+		# A graceful end: quit over a fresh session, the old one may be gone.
+		kill -TERM "$QEMU_PID" 2>/dev/null
+		qemu_stop
+	else
+		qemu_reap
+	fi
+	if [[ -s $RUN_DIR/console.log && -x $TRIAGE ]]; then
+		mkdir -p "$RUN_DIR/reports"
+		local st=0 t
+		"$TRIAGE" -r "$RUN_DIR/reports" -j "$RUN_DIR/reports.json" "$RUN_DIR/console.log" \
+			>"$RUN_DIR/reports.txt" 2>>"$RUN_DIR/triage.log" || st=$?
+		if ((st == 1)); then
+			# every unexplained title, once, into the reasons
+			while IFS= read -r t; do
+				[[ " ${REASONS[*]} " == *"$t"* ]] || fail "kernel report: $t"
+			done < <(jq -r '.reports[] | select(.unexplained) | .title' "$RUN_DIR/reports.json")
+		fi
+		((st >= 2)) && rig_error "triage failed (see triage.log)"
+	fi
+	if ((KERNEL_PROBLEM)); then VERDICT=fail
+	elif ((RIG_ERR)); then VERDICT=error
+	elif [[ -n ${SKIP_REASON:-} ]]; then VERDICT=skip
+	else VERDICT=pass; fi
+	if ((KTAP_PLANNED)); then
+		ktap_not_run "${REASONS[0]:-the run stopped}"
+		SKIPPED=$((${#S_TEXT[@]} - PASSED - FAILED))
+		ktap "# Totals: pass:$PASSED fail:$FAILED xfail:0 xpass:0 skip:$SKIPPED error:$RIG_ERR"
+	fi
+	write_summary
+	write_junit
+	ln -sfn "$RUN_ID" "$RIG_LOGS/latest"
+	rm -rf "$RIG_SOCK"
+	rm -f "$RUN_DIR/sock"
+	local r
+	for r in "${REASONS[@]}"; do say "$r"; done
+	say "verdict: $VERDICT ($PASSED passed, $FAILED failed, $SKIPPED skipped) logs: ${RUN_DIR#"$RIG_ROOT"/}"
+}
+
+on_exit() {
+	local st=$?
+	if [[ -n ${RUN_DIR:-} && ${RUN_FINISHED:-0} == 0 ]]; then
+		[[ -n ${INTERRUPTED:-} ]] && rig_error "interrupted by $INTERRUPTED"
+		((st != 0 && ${#REASONS[@]} == 0)) && rig_error "the runner stopped unexpectedly (status $st)"
+		"drive_${RUN_DRIVE}_abort"
+		finish_run
+		exit "$(verdict_code)"
+	fi
+}
+
+# needs_unmet: the scenario's needs that the kernel config lacks.
+needs_unmet() {
+	[[ -n ${KCONFIG:-} ]] || return 0
+	local n
+	for n in "${SC_NEEDS[@]}"; do
+		grep -q "^$n=[ym]" "$KCONFIG" || echo "$n"
+	done
+}
+
+# run_boot: QEMU up, the QMP session and the agent ready. Returns only when
+# the guest answers; otherwise the verdict is made and the runner exits.
+run_boot() {
+	if ! qemu_start; then
+		if qemu_alive; then rig_error "QEMU did not create its sockets"; else qemu_died; fi
+		exit 2
+	fi
+	console_open
+	if ! qmp_open; then
+		if qemu_alive; then rig_error "QMP: $QMP_ERROR"; else qemu_died; fi
+		exit 2
+	fi
+	local st=0 now
+	agent_wait_ready $((QEMU_T0 + 120000)) 30000 || st=$?
+	if ((st != 0)); then
+		if ! qemu_alive; then
+			qemu_died
+		elif ((st == 3)); then
+			fail "guest silent: no console output within 30 s of QEMU's start"
+		elif ((st == 4)); then
+			fail "guest panicked while booting: $(grep -a -m1 -o 'Kernel panic - not syncing: .*' "$RUN_DIR/console.log" | tr -d '\r')"
+		else
+			fail "guest did not boot: no agent within 120 s; console ends with: $(tail -c 300 "$RUN_DIR/console.log" | tr -d '\r' | tail -1)"
+		fi
+		exit 1
+	fi
+	now_ms now
+	BOOT_READY_MS=$((now - QEMU_T0))
+	ktap "# guest $GUEST_RELEASE ready in $BOOT_READY_MS ms"
+	((GUEST_BLOCK_SIZE == BLOCK_BYTES)) ||
+		{ rig_error "guest memory blocks are $GUEST_BLOCK_SIZE bytes; scenarios assume $BLOCK_BYTES"; exit 2; }
+}
+
+# run_baseline: the live model and the guest as booted; kmemleak's baseline.
+run_baseline() {
+	model_select live
+	model_reset offline
+	baseline_take || { fail "cannot read the guest's memory state at boot"; exit 1; }
+	HAVE_KMEMLEAK=0
+	if agent_call -t 120000 kmemleak-baseline && [[ ${AGENT_OUT[0]:-} == "kmemleak baseline taken" ]]; then
+		HAVE_KMEMLEAK=1
+		ktap "# kmemleak: baseline taken after boot; the run's leaks are scanned at the end"
+	fi
+}
+
+# run_scenario: the whole run of the loaded scenario, to its exit status.
+run_scenario() {
+	KERNEL_PROBLEM=0 RIG_ERR=0 PASSED=0 FAILED=0 SKIPPED=0 REASONS=() VERDICT=error
+	KTAP_PLANNED=0 KTAP_DONE=0
+	now_ms RUN_T0
+	mkdir -p "$RIG_LOGS"
+	local free_kb
+	free_kb=$(df -Pk "$RIG_LOGS" | awk 'NR == 2 { print $4 }')
+	((free_kb >= 65536)) || die "only $((free_kb / 1024)) MiB free for logs in $RIG_LOGS (a run needs 64 MiB)"
+	new_run_dir
+	trap on_exit EXIT
+	trap 'INTERRUPTED=SIGINT; exit 130' INT
+	trap 'INTERRUPTED=SIGTERM; exit 143' TERM
+	trap 'INTERRUPTED=SIGHUP; exit 129' HUP
+	say "run $RUN_ID: $SCENARIO, seed $SEED, ${#S_TEXT[@]} steps"
+
+	ktap "KTAP version 1"
+	local -a unmet
+	mapfile -t unmet < <(needs_unmet)
+	if ((${#unmet[@]})); then
+		SKIP_REASON="kernel lacks ${unmet[*]}"
+		ktap "1..0 # SKIP $SKIP_REASON"
+		REASONS+=("skipped: $SKIP_REASON")
+		SKIPPED=${#S_TEXT[@]}
+		finish_run
+		exit "$(verdict_code)"
+	fi
+
+	if [[ $ACCEL == auto ]]; then ACCEL_USED=$(accel_probe "$KIMAGE"); else ACCEL_USED=$ACCEL; fi
+	if [[ $ACCEL_USED == kvm && ! -w /dev/kvm ]]; then
+		die "ACCEL=kvm but /dev/kvm is not usable"
+	fi
+	RUN_DEADLINE=$((RUN_T0 + (${RUN_EXTRA_S:-0} + SC_TIMEOUT) * 1000))
+	qemu_cmdline "$ACCEL_USED" "$KIMAGE" "$INITRAMFS" "$RIG_BASE_CMDLINE rig.seed=$SEED${KVARIANT_CMDLINE:+ $KVARIANT_CMDLINE}${SC_CMDLINE:+ $SC_CMDLINE}"
+	# the device kinds present from boot
+	vmem_qemu_args
+	ktap "# scenario $SCENARIO seed $SEED kernel ${KRELEASE:-$KIMAGE} accel $ACCEL_USED"
+	ktap "# logs ${RUN_DIR#"$RIG_ROOT"/}"
+	"drive_${RUN_DRIVE}_plan"
+	run_boot
+	run_baseline
+	"drive_${RUN_DRIVE}_run"
+	finish_run
+	# A failed random run is cut down to a short replayable scenario.
+	if [[ $VERDICT == fail && $RUN_DRIVE == steps && $SC_RANDOM == 1 && ${SHRINK:-1} == 1 ]]; then
+		shrink_run || true
+	fi
+	exit "$(verdict_code)"
+}

@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Fault injection verbs: arm and clear the guest's injectors
+# (guest/lib/inject.sh), and read the series' vmemmap counters (see verbs.sh
+# for the four functions a verb has). Sourced by rig.
+
+# Injectors the guest can arm.
+readonly INJECTORS="failslab fail_page_alloc fail_function fail_vmemmap notifier"
+
+verb_define inject 'NAME KEY=VALUE...' '' \
+	'arm an injector in the guest (every knob saved first, restored by clear or at the end)'
+verb_define clear '[NAME]' '' "put an injector's knobs back (all of them without NAME)"
+verb_define expect 'vmemmap.COUNTER =|>=|<= N' '' \
+	'the change of a vmemmap/stats counter (or injected_KIND) since boot'
+verb_define expect-boot 'vmemmap.COUNTER =|>=|<= N' '' "a vmemmap counter's value at boot"
+
+# --- inject NAME KEY=VALUE... ---------------------------------------------------
+parse_inject() {
+	(($# >= 1)) || sc_die "usage: inject NAME KEY=VALUE..."
+	[[ " $INJECTORS " == *" $1 "* ]] || sc_die "inject: unknown injector '$1' ($INJECTORS)"
+	local a
+	for a in "${@:2}"; do
+		[[ $a =~ ^[A-Za-z_][A-Za-z0-9_-]*=-?[A-Za-z0-9_,+]*$ ]] || sc_die "inject $1: '$a' is not KEY=VALUE"
+	done
+	P_NAME=$1 P_ARGS=${*:2}
+}
+
+predict_inject() {
+	return 0
+}
+
+print_inject() {
+	P_TEXT="inject $P_NAME${P_ARGS:+ $P_ARGS}"
+}
+
+# inject_arm NAME KEY=VALUE...: armed until cleared, or the end of the run.
+inject_arm() {
+	agent_call inject "$@"
+	agent_failed $? "inject $1" || return
+	defer injectors "clear the injectors" agent_call -t 5000 clear all
+}
+
+run_inject() {
+	local -a kv
+	read -ra kv <<<"$ST_ARGS"
+	inject_arm "$ST_NAME" "${kv[@]}"
+}
+
+# --- clear [NAME] -----------------------------------------------------------------
+parse_clear() {
+	(($# <= 1)) || sc_die "usage: clear [NAME]"
+	[[ -z ${1:-} || " $INJECTORS " == *" $1 "* ]] || sc_die "clear: unknown injector '$1'"
+	P_NAME=${1:-all}
+}
+
+predict_clear() {
+	return 0
+}
+
+print_clear() {
+	P_TEXT="clear $P_NAME"
+}
+
+run_clear() {
+	agent_call clear "$ST_NAME"
+	agent_failed $? "clear $ST_NAME"
+}
+
+# --- expect / expect-boot vmemmap.COUNTER OP N ------------------------------------
+parse_expect() {
+	[[ $# == 3 && $1 =~ ^vmemmap\.[a-z_]+$ && $2 =~ ^(=|\>=|\<=)$ && $3 =~ ^[0-9]+$ ]] ||
+		sc_die "usage: $P_VERB vmemmap.COUNTER =|>=|<= N"
+	P_NAME=$1 P_ARGS="$2 $3"
+}
+
+predict_expect() {
+	return 0
+}
+
+print_expect() {
+	P_TEXT="$P_VERB $P_NAME $P_ARGS"
+}
+
+# expect_counter BOOT: the counter of the series' vmemmap/stats (or
+# fail_vmemmap/injected as injected_KIND) against the step's bound: its
+# change since boot, or (BOOT=1) its value at boot.
+expect_counter() {
+	local boot=$1 counter=${ST_NAME#vmemmap.} op n now base delta
+	read -r op n <<<"$ST_ARGS"
+	agent_call state
+	agent_failed $? "expect" || return
+	guest_state || { diag "unreadable guest state"; return 2; }
+	now=${G_VMEMMAP[$counter]:-} base=${B_VMEMMAP[$counter]:-}
+	[[ -n $now && -n $base ]] || { diag "the kernel has no vmemmap counter $counter"; return 2; }
+	delta=$((now - base))
+	((boot)) && delta=$base
+	case $op in
+	'=') ((delta == n)) ;;
+	'>=') ((delta >= n)) ;;
+	'<=') ((delta <= n)) ;;
+	esac && { diag "vmemmap.$counter: $base -> $now (change $delta)"; return 0; }
+	if ((boot)); then
+		diag "vmemmap.$counter was $base at boot, expected $op $n"
+	else
+		diag "vmemmap.$counter changed by $delta since boot ($base -> $now), expected $op $n"
+	fi
+	return 1
+}
+
+run_expect() {
+	expect_counter 0
+}
+
+parse_expect_boot() { parse_expect "$@"; }
+predict_expect_boot() { return 0; }
+print_expect_boot() { print_expect; }
+run_expect_boot() { expect_counter 1; }
