@@ -4,12 +4,13 @@
 
 RIG := monitor-scripts/rig
 SCENARIO ?= smoke
-# Variables handed to the runner when set (it checks each one).
-RIG_VARS := SEED ACCEL KERNEL_SRC KERNEL_IMAGE EXTRA_PATCHES FIXES VARIANT SERIES CHECKS JOBS V SHRINK
+# Variables handed to the runner when set (it checks each one); the list
+# is the runner's own (rig vars).
+RIG_VARS := $(shell $(RIG) vars)
 rig_args = $(strip $(foreach v,$(RIG_VARS),$(if $(strip $($(v))),'$(v)=$(strip $($(v)))')))
 export RIG_MAKE_COMMAND = make $(MAKECMDGOALS) $(rig_args)
 
-.PHONY: help run soak test check-all bench kernel initramfs triage deps lint clean distclean
+.PHONY: help run soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean
 
 help:
 	@echo 'hotplug-rig: memory-hotplug stress and fault injection in a QEMU guest'
@@ -17,7 +18,9 @@ help:
 	@echo 'targets:'
 	@echo '  run        run one scenario (SCENARIO=smoke) and print KTAP; logs in logs/<run-id>/'
 	@echo '  soak       repeat a scenario (random by default) in one boot: make soak DURATION=30m'
-	@echo '  test       the rig'"'"'s own tests on the real kernel and QEMU (ends "N passed, N failed")'
+	@echo '  matrix     every line of a matrix file as parallel runs, one KTAP/JUnit/verdict table'
+	@echo '  check      the rig'"'"'s fast tests: no kernel, no QEMU (lint, parser, triage, docs)'
+	@echo '  test       check, then the tests on the real kernel and QEMU (ends "N passed, N failed")'
 	@echo '  check-all  what needs other kernels: FIXES=1, test-only breakages, every variant (~30 min)'
 	@echo '  bench      measure boot, hotplug cycle and build figures ("name: value unit")'
 	@echo '  kernel     build the guest kernel (cached by a hash of its inputs), print its path'
@@ -25,6 +28,7 @@ help:
 	@echo '  triage     classify kernel reports in a console log: make triage LOG=file'
 	@echo '  deps       install missing packages (as root) or print the apt-get line'
 	@echo '  lint       shellcheck every script'
+	@echo '  help       this list'
 	@echo '  clean      remove logs; distclean also removes build/ (kernel tree and cache)'
 	@echo
 	@echo 'variables:'
@@ -44,6 +48,8 @@ help:
 	@echo '  DURATION=30m          soak length (s, m, h); CHECKPOINT=n rounds between samples (5)'
 	@echo '  SHRINK=0              do not shrink a failed random run'
 	@echo '  BENCH_BUILD=0         make bench without the two kernel builds'
+	@echo '  MATRIX=file           make matrix: its entries (default tests/matrix/default)'
+	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc)'
 	@echo
 	@echo 'exit status of monitor-scripts/rig: 0 pass, 1 kernel problem, 2 rig error, 4 skip'
 	@echo '(make turns any failure into 2: read logs/latest/summary.json for the verdict)'
@@ -54,6 +60,9 @@ run:
 soak:
 	@test -n "$(DURATION)" || { echo 'make soak: set DURATION= (e.g. DURATION=30m)' >&2; exit 2; }
 	$(RIG) soak $(if $(filter command line environment,$(origin SCENARIO)),$(SCENARIO),random) DURATION=$(DURATION) $(if $(CHECKPOINT),CHECKPOINT=$(CHECKPOINT)) $(rig_args)
+
+matrix:
+	monitor-scripts/matrix $(if $(MATRIX),MATRIX=$(MATRIX)) $(if $(SHARD),SHARD=$(SHARD)) $(if $(PAR),PAR=$(PAR)) $(rig_args)
 
 kernel:
 	$(RIG) kernel $(strip $(rig_args))
@@ -68,6 +77,9 @@ triage:
 	@test -n "$(LOG)" || { echo 'make triage: set LOG=console.log' >&2; exit 2; }
 	$(RIG) triage $(LOG)
 
+check:
+	tests/check
+
 test:
 	tests/run
 
@@ -78,7 +90,7 @@ bench:
 	tests/bench $(rig_args)
 
 lint:
-	shellcheck -x -P monitor-scripts monitor-scripts/rig tests/run tests/bench tests/check-all $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run
+	shellcheck -x -P monitor-scripts monitor-scripts/rig monitor-scripts/matrix tests/run tests/check tests/bench tests/check-all $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run
 	shellcheck -s dash -e SC3060 guest/init guest/agent guest/lib/*.sh
 
 clean:

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# The fast tier (make check): tests that need no kernel and no QEMU and run
+# in seconds: shellcheck, the triage's golden logs, bad input refused before
+# anything is built, the scenario parser against golden step lists, the
+# header round trip that shrunk scenarios rely on, and the documentation
+# against the code. Sourced by tests/check and tests/run (after
+# tests/lib/ktap.sh); needs ROOT, RIG, TS and TMP.
+
+check_lint() {
+	local why
+	why=$(t_needs shellcheck)
+	[[ -z $why ]] || { t_skip "shellcheck is clean" "$why"; return; }
+	if make -s -C "$ROOT" lint >"$TMP/lint" 2>&1; then
+		t_ok "shellcheck is clean"
+	else
+		sed 's/^/# /' "$TMP/lint" | head -30
+		t_fail "shellcheck is clean"
+	fi
+}
+
+check_triage_golden() {
+	local line seen=0
+	if ! "$RIG" tools >"$TMP/tools" 2>&1; then
+		sed 's/^/# /' "$TMP/tools"
+		t_fail "the triage builds"
+		return
+	fi
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) t_ok "triage golden: ${line#ok * }"; seen=$((seen + 1)) ;;
+		"not ok "*) t_fail "triage golden: ${line#not ok * }"; seen=$((seen + 1)) ;;
+		"#"*) echo "$line" ;;
+		esac
+	done < <("$ROOT/tests/triage/run.sh" "$ROOT/build/tools/triage" 2>&1)
+	# a golden suite that ran nothing has failed
+	((seen > 0)) || t_fail "triage golden tests ran"
+}
+
+# bad_input DESC PATTERN CMD...: a one-line error naming the problem, exit
+# 2, and no run folder (so nothing was booted). Through make, make adds its
+# own "Error 2" line.
+bad_input() {
+	local desc=$1 pattern=$2 before after lines=1 st=0
+	shift 2
+	[[ $1 == make ]] && lines=2
+	mkdir -p "$ROOT/logs"
+	before=$(find "$ROOT/logs" -mindepth 1 -maxdepth 1 | wc -l)
+	"$@" >"$TMP/out" 2>"$TMP/err" || st=$?
+	if ((st == 2)) && [[ $(wc -l <"$TMP/err") == "$lines" ]] &&
+		head -1 "$TMP/err" | grep -q -- "$pattern"; then
+		after=$(find "$ROOT/logs" -mindepth 1 -maxdepth 1 | wc -l)
+		if ((before == after)); then
+			t_ok "bad input: $desc"
+			return
+		fi
+		note "a run folder was created"
+	fi
+	note "status $st, stderr:"
+	sed 's/^/#   /' "$TMP/err" | head -5
+	t_fail "bad input: $desc"
+}
+
+check_bad_input() {
+	bad_input "unknown scenario" "unknown scenario 'no-such'" "$RIG" run no-such
+	bad_input "DIMM size not a multiple of the block size" "not a multiple of the guest's memory block size" "$RIG" run "$TS/bad-size"
+	bad_input "node the machine does not have" "node 2 does not exist" "$RIG" run "$TS/bad-node"
+	bad_input "more DIMMs than slots" "all 2 slots are in use" "$RIG" run "$TS/bad-slots"
+	bad_input "maxmem exceeded" "would exceed maxmem=2G" "$RIG" run "$TS/bad-maxmem"
+	bad_input "unknown verb" "unknown verb 'explode'" "$RIG" run "$TS/bad-verb"
+	bad_input "repeat without end" "repeat without end" "$RIG" run "$TS/bad-repeat"
+	bad_input "unknown variable" "unknown variable COLOUR" "$RIG" run smoke COLOUR=blue
+	bad_input "bad ACCEL" "ACCEL=warp" "$RIG" run smoke ACCEL=warp
+	bad_input "missing KERNEL_IMAGE" "no such file" "$RIG" run smoke KERNEL_IMAGE=/nonexistent/bzImage
+	bad_input "missing patch" "EXTRA_PATCHES: /nonexistent.patch" "$RIG" run smoke EXTRA_PATCHES=/nonexistent.patch
+	bad_input "unknown VARIANT" "VARIANT=flatmem" "$RIG" run smoke VARIANT=flatmem
+	bad_input "make passes the error through" "unknown scenario 'nope'" make -s -C "$ROOT" run SCENARIO=nope
+}
+
+# A scenario file against the step list (or the one error line) it parses
+# to, with SEED=9: tests/parse/NAME.scenario and NAME.expected.
+check_parse_goldens() {
+	local f want n=0
+	for f in "$ROOT"/tests/parse/*.scenario; do
+		want=${f%.scenario}.expected
+		n=$((n + 1))
+		(cd "$ROOT" && "$RIG" steps "tests/parse/${f##*/}" SEED=9 2>&1) | sed "s#$ROOT/##g" >"$TMP/steps"
+		if cmp -s "$TMP/steps" "$want"; then
+			t_ok "parse golden: ${f##*/}"
+		else
+			diff "$want" "$TMP/steps" | head -8 | sed 's/^/# /'
+			t_fail "parse golden: ${f##*/}"
+		fi
+	done
+	((n > 0)) || t_fail "parse goldens ran"
+}
+
+# Every library scenario, written back as a shrunk scenario is (its header
+# printed by the parser, then its steps), parses to the same machine and
+# steps: a shrunk run replays on the machine that failed.
+check_roundtrip() {
+	local f bad=''
+	for f in "$ROOT"/scenarios/*; do
+		[[ $f == */README.md ]] && continue
+		"$RIG" steps "$f" SEED=9 >"$TMP/a" 2>&1 || { bad+=" ${f##*/}(parse)"; continue; }
+		cp "$TMP/a" "$TMP/rt.scenario"
+		"$RIG" steps "$TMP/rt.scenario" SEED=9 >"$TMP/b" 2>&1
+		cmp -s "$TMP/a" "$TMP/b" || { bad+=" ${f##*/}"; diff "$TMP/a" "$TMP/b" | head -4 | sed 's/^/# /'; }
+	done
+	if [[ -z $bad ]]; then
+		t_ok "header round trip: every library scenario's machine survives being written back"
+	else
+		t_fail "header round trip: every library scenario's machine survives being written back:$bad"
+	fi
+}
+
+# The documentation against the code: scenarios/README.md's step table has
+# a row for every verb of the table (rig verbs) and no other; its library
+# table names every scenario; make help names every target and variable.
+check_docs() {
+	local doc=$ROOT/scenarios/README.md v missing='' extra='' f
+	local -A known=()
+	while IFS=$'\t' read -r v _; do
+		known[$v]=1
+		grep -qE "^\| \`$v( |\`)|, \`$v( |\`)" "$doc" || missing+=" $v"
+	done < <("$RIG" verbs)
+	# the first word of each backquoted step in the step table's first column
+	while read -r v; do
+		[[ -z $v || -n ${known[$v]:-} || $v == repeat || $v == end ]] || extra+=" $v"
+	done < <(sed -n '/^## Steps/,/^## /p' "$doc" | grep '^| `' | cut -d'|' -f2 |
+		grep -o '`[a-z-]*' | tr -d '`' | sort -u)
+	if [[ -z $missing$extra ]]; then
+		t_ok "scenarios/README.md documents every verb of the table, and no other"
+	else
+		t_fail "scenarios/README.md documents every verb of the table, and no other (undocumented:${missing:- none}; unknown:${extra:- none})"
+	fi
+	missing=''
+	for f in "$ROOT"/scenarios/*; do
+		f=${f##*/}
+		[[ $f == README.md ]] && continue
+		grep -qE "\`$f\`" <(sed -n '/^## The library/,$p' "$doc") || missing+=" $f"
+	done
+	if [[ -z $missing ]]; then
+		t_ok "scenarios/README.md's library table names every scenario"
+	else
+		t_fail "scenarios/README.md's library table names every scenario (missing:$missing)"
+	fi
+	make -s -C "$ROOT" help >"$TMP/help" 2>&1
+	missing=''
+	for v in $(sed -n 's/^\.PHONY: //p' "$ROOT/Makefile" | tr " " "\n"); do
+		grep -qw -- "$v" "$TMP/help" || missing+=" $v"
+	done
+	for v in $("$RIG" vars); do
+		grep -q -- "$v=" "$TMP/help" || missing+=" $v"
+	done
+	if [[ -z $missing ]]; then
+		t_ok "make help names every target and run variable"
+	else
+		t_fail "make help names every target and run variable (missing:$missing)"
+	fi
+}
+
+check_tier() {
+	check_lint
+	check_triage_golden
+	check_bad_input
+	check_parse_goldens
+	check_roundtrip
+	check_docs
+}
