@@ -54,9 +54,9 @@ vmem_header() {
 		key=${kv%%=*} val=${kv#*=}
 		case $key in
 		node)
-			is_uint "$val" && ((val < ${#M_NODE_MEM[@]})) ||
+			dec node "$val" && ((node < ${#M_NODE_MEM[@]})) ||
 				sc_die "virtio-mem $name: node $val does not exist (the machine has ${#M_NODE_MEM[@]} nodes, 0 to $((${#M_NODE_MEM[@]} - 1)))"
-			node=$val ;;
+			;;
 		max) to_bytes "$val" || sc_die "virtio-mem $name: max=$val is not a size"; max=$BYTES ;;
 		block) to_bytes "$val" || sc_die "virtio-mem $name: block=$val is not a size"; block=$BYTES ;;
 		requested) to_bytes "$val" || sc_die "virtio-mem $name: requested=$val is not a size"; req=$BYTES ;;
@@ -186,7 +186,8 @@ vmem_baseline() {
 			unset "B_BLOCK[$i]"
 			B_VMEM_BLOCKS=$((B_VMEM_BLOCKS + 1))
 		done
-		if [[ $(model_auto_state) == online ]]; then
+		model_auto_get
+		if [[ $AUTO_STATE == online ]]; then
 			kb=$((MD_VSIZE[$v] / 1024))
 			B_MEMTOTAL=$((B_MEMTOTAL - kb))
 			[[ -z ${B_NODEMEM[${M_VMEM_NODE[$v]}]:-} ]] ||
@@ -252,12 +253,14 @@ vmem_resize() {
 # time, and keeps its state (VM_SEEN). Online blocks count only their
 # plugged subblocks in MemTotal (6.1's Sub Block Mode keeps the rest
 # fake-offline), so the device adds its size when its blocks are online;
-# its memmap is 512 pages per block, plugged in full or not. Blocks that
-# match are remembered in VM_SEEN, a block removed is forgotten.
+# its memmap is 512 pages per block, plugged in full or not. The blocks
+# that match go to EXP_VMEM_SEEN: the guest check makes them VM_SEEN (a
+# block removed is forgotten).
 vmem_expect() {
 	local v i count on off min node state zone lo hi auto_state auto_zone
 	local -A seen=()
-	auto_state=$(model_auto_state) auto_zone=$(model_auto_zone)
+	model_auto_get
+	auto_state=$AUTO_STATE auto_zone=$AUTO_ZONE
 	for v in ${M_VMEM[@]+"${M_VMEM[@]}"}; do
 		EXP_QEMU[$v]="virtio-mem ${VM_ADDR[$v]} ${MD_VSIZE[$v]} ${M_VMEM_NODE[$v]} ${M_VMEM_MAX[$v]}"
 		vmem_range "$v"
@@ -303,6 +306,6 @@ vmem_expect() {
 	done
 	EXP_MEMMAP=$((EXP_MEMMAP - B_VMEM_BLOCKS * BLOCK_BYTES / 4096 / MEMMAP_DIV))
 	EXP_DEVICE_BLOCKS=$((EXP_DEVICE_BLOCKS + B_VMEM_BLOCKS))
-	VM_SEEN=()
-	for i in "${!seen[@]}"; do VM_SEEN[$i]=${seen[$i]}; done
+	EXP_VMEM_SEEN=()
+	for i in "${!seen[@]}"; do EXP_VMEM_SEEN[$i]=${seen[$i]}; done
 }

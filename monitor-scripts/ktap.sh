@@ -3,9 +3,15 @@
 # Results: KTAP on stdout and in result.ktap (line by line, so the last line
 # before a crash is kept), the step list, and summary.json. Sourced by rig.
 
+# ktap LINE: to stdout and result.ktap. Control characters and bytes that
+# are not ASCII (guest output can hold any) become '?', so no terminal
+# escape reaches the user; a closed stdout (make run | head) does not stop
+# the run, result.ktap still gets every line.
 ktap() {
-	printf '%s\n' "$*"
-	printf '%s\n' "$*" >>"$RUN_DIR/result.ktap"
+	local l=$*
+	l=${l//[$'\x01'-$'\x08'$'\x0b'-$'\x1f'$'\x7f'-$'\xff']/?}
+	printf '%s\n' "$l" 2>/dev/null || true
+	printf '%s\n' "$l" >>"$RUN_DIR/result.ktap" || LOG_WRITE_FAILED=1
 }
 
 ktap_diag() {
@@ -28,7 +34,8 @@ record_step() {
 
 # write_summary: summary.json from what the run recorded.
 write_summary() {
-	local reports='[]'
+	local reports='[]' now
+	now_ms now
 	[[ -s $RUN_DIR/reports.json ]] && reports=$(jq -c '.reports' "$RUN_DIR/reports.json" 2>/dev/null || echo '[]')
 	local cfg_hash=unknown
 	[[ -n ${KCONFIG:-} && -f ${KCONFIG:-} ]] && cfg_hash=$(sha256sum <"$KCONFIG" | cut -c1-16)
@@ -46,7 +53,7 @@ write_summary() {
 		--argjson step_ms "$(jq -sc . "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" \
 		--argjson boot_ready_ms "${BOOT_READY_MS:-null}" \
 		--argjson floor_ns "${FLOOR_NS:-null}" \
-		--argjson total_ms "$((${EPOCHREALTIME/./} / 1000 - RUN_T0))" \
+		--argjson total_ms "$((now - RUN_T0))" \
 		--argjson reports "$reports" \
 		--argjson soak "${SOAK_JSON:-null}" \
 		'{scenario: $scenario, scenario_file: $file, seed: $seed, run_id: $run_id,

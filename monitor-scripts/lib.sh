@@ -39,6 +39,28 @@ is_uint() {
 	[[ $1 =~ ^[0-9]+$ ]]
 }
 
+# with_lock FILE CMD...: CMD while holding FILE's lock (flock), so two runs
+# sharing a build folder do not build the same thing at once.
+with_lock() {
+	local file=$1 fd st=0
+	shift
+	mkdir -p "$(dirname "$file")"
+	exec {fd}>"$file"
+	flock "$fd"
+	"$@" || st=$?
+	exec {fd}>&-
+	return $st
+}
+
+# dec VAR TEXT [MAX]: VAR gets TEXT as a decimal number (08 is 8, never
+# octal), when it is one and at most MAX (default 10^15); 1 otherwise.
+dec() {
+	[[ $2 =~ ^[0-9]{1,16}$ ]] || return 1
+	local _dec=$((10#$2))
+	((_dec <= ${3:-1000000000000000})) || return 1
+	printf -v "$1" '%d' "$_dec"
+}
+
 # to_bytes 256M: BYTES=268435456; sizes take K, M, G or T (powers of 1024),
 # always decimal (0256M is 256M), and at most 2^50 bytes.
 to_bytes() {
@@ -54,21 +76,28 @@ to_bytes() {
 	BYTES=$((n << shift))
 }
 
-# human 268435456 -> 256M
+# human 268435456 -> 256M; human_to VAR BYTES sets VAR (no fork).
+human_to() {
+	local n=$2
+	if ((n % (1 << 30) == 0)); then printf -v "$1" '%dG' $((n >> 30))
+	elif ((n % (1 << 20) == 0)); then printf -v "$1" '%dM' $((n >> 20))
+	else printf -v "$1" '%dK' $((n >> 10)); fi
+}
+
 human() {
-	local n=$1
-	if ((n % (1 << 30) == 0)); then echo "$((n >> 30))G"
-	elif ((n % (1 << 20) == 0)); then echo "$((n >> 20))M"
-	else echo "$((n >> 10))K"; fi
+	local h
+	human_to h "$1"
+	echo "$h"
 }
 
 # duration_s 30m -> 1800 (s, m, h; a bare number is seconds)
 duration_s() {
-	[[ $1 =~ ^([0-9]+)([smh]?)$ ]] || return 1
+	[[ $1 =~ ^([0-9]{1,9})([smh]?)$ ]] || return 1
+	local n=$((10#${BASH_REMATCH[1]}))
 	case ${BASH_REMATCH[2]} in
-	m) echo $((BASH_REMATCH[1] * 60)) ;;
-	h) echo $((BASH_REMATCH[1] * 3600)) ;;
-	*) echo "${BASH_REMATCH[1]}" ;;
+	m) echo $((n * 60)) ;;
+	h) echo $((n * 3600)) ;;
+	*) echo "$n" ;;
 	esac
 }
 

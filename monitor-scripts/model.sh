@@ -54,13 +54,15 @@ model_reset() {
 	for v in ${M_VMEM[@]+"${M_VMEM[@]}"}; do MD_VSIZE[$v]=${M_VMEM_REQ[$v]}; done
 }
 
-# The state and zone a block comes up in by itself (auto_online_blocks).
-model_auto_state() {
-	case $MD_AUTO in offline) echo offline ;; *) echo online ;; esac
-}
-
-model_auto_zone() {
-	case $MD_AUTO in online_movable) echo Movable ;; online_kernel) echo Normal ;; *) echo '' ;; esac
+# model_auto_get: AUTO_STATE and AUTO_ZONE, the state and zone a block
+# comes up in by itself (auto_online_blocks).
+model_auto_get() {
+	AUTO_STATE=offline AUTO_ZONE=''
+	case $MD_AUTO in
+	online_movable) AUTO_STATE=online AUTO_ZONE=Movable ;;
+	online_kernel) AUTO_STATE=online AUTO_ZONE=Normal ;;
+	online*) AUTO_STATE=online ;;
+	esac
 }
 
 # model_auto VALUE: auto_online_blocks changed.
@@ -73,7 +75,7 @@ model_auto() {
 model_dimm_plug() {
 	MD_SIZE[$1]=$2 MD_NODE[$1]=$3 MD_OTYPE[$1]=''
 	case $4 in
-	added) MD_STATE[$1]=$(model_auto_state) MD_ZONE[$1]=$(model_auto_zone) ;;
+	added) model_auto_get; MD_STATE[$1]=$AUTO_STATE MD_ZONE[$1]=$AUTO_ZONE ;;
 	*) MD_STATE[$1]=$4 MD_ZONE[$1]='' ;;
 	esac
 }

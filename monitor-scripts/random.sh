@@ -43,7 +43,7 @@ rnd() {
 sc_random() {
 	local n=$1 i name size node d plugged online offline loads pick
 	local -a names=() sizes=(128M 256M 384M)
-	[[ $n =~ ^[1-9][0-9]{0,4}$ ]] || sc_die "usage: random STEPS (1 to 99999)"
+	dec n "$n" 99999 && ((n > 0)) || sc_die "usage: random STEPS (1 to 99999)"
 	[[ -n ${SEED:-} ]] || sc_die "random needs a seed"
 	rnd_seed "$SEED"
 	for ((i = 0; i < M_SLOTS && i < 8; i++)); do names+=("r$i"); done

@@ -3,7 +3,8 @@
 # The run engine: a run is boot, baseline, drive, finish. The drive is a
 # mode's (steps: the scenario's step list; soak: rounds of it, soak.sh),
 # chosen with RUN_DRIVE; a mode plugs in through drive_MODE_plan,
-# drive_MODE_run and drive_MODE_abort and the two step hooks below, and
+# drive_MODE_run, drive_MODE_abort, drive_MODE_done and the two step hooks
+# below, and
 # nothing else tests which mode runs. Every knob a step turns registers its
 # undo (defer.sh) right where it turns it; finish undoes them in reverse, then
 # triages the console and writes the verdict, KTAP totals, summary.json and
@@ -118,13 +119,14 @@ run_step() {
 
 # step_not_run N WHY: a step that never ran, as a skipped KTAP line.
 step_not_run() {
-	local text=${S_TEXT[$(($1 - 1))]}
+	local text=${S_TEXT[$(($1 - 1))]} args
+	step_args args "$text"
 	"$STEP_LINE_FN" "ok $1 $text # SKIP not run: $2"
-	"$STEP_RECORD_FN" "$1" "${text%% *}" "$(step_args "$text")" "not run" 0
+	"$STEP_RECORD_FN" "$1" "${text%% *}" "$args" "not run" 0
 }
 
 run_steps() {
-	local n st result abort='' now l text
+	local n st result abort='' now l text args
 	for ((n = 1; n <= ${#S_TEXT[@]}; n++)); do
 		text=${S_TEXT[n - 1]}
 		KTAP_DONE=$((n - 1))
@@ -160,7 +162,8 @@ run_steps() {
 			FAILED=$((FAILED + 1))
 			;;
 		esac
-		"$STEP_RECORD_FN" "$n" "${text%% *}" "$(step_args "$text")" "$result" "$STEP_MS"
+		step_args args "$text"
+		"$STEP_RECORD_FN" "$n" "${text%% *}" "$args" "$result" "$STEP_MS"
 		if ((${LOG_WRITE_FAILED:-0})); then
 			rig_error "cannot write to the log folder (full?): $(df -Ph "$RUN_DIR" | awk 'NR == 2 { print $4 " free" }')"
 			abort="the log folder is full"
@@ -187,6 +190,12 @@ drive_steps_abort() {
 	return 0
 }
 
+# A failed random run is cut down to a short replayable scenario.
+drive_steps_done() {
+	[[ $VERDICT == fail && $SC_RANDOM == 1 && ${SHRINK:-1} == 1 ]] || return 0
+	shrink_run || true
+}
+
 # ktap_not_run WHY: the steps that never got a result line (a run stopped
 # by Ctrl-C, a dead QEMU or a failed boot), so the plan still adds up.
 ktap_not_run() {
@@ -205,8 +214,10 @@ finish_run() {
 	trap '' INT TERM
 	local guest_ok=0
 	qemu_alive && ((${GUEST_HUNG:-0} == 0)) && [[ -n ${CHAN_W[agent]:-} ]] && guest_ok=1
-	# Every knob the run turned goes back, while the guest still answers.
+	# Every knob the run turned goes back, while the guest still answers;
+	# then look again: an undo may have found the guest hung.
 	((guest_ok)) && defer_run
+	qemu_alive && ((${GUEST_HUNG:-0} == 0)) || guest_ok=0
 	# kmemleak (debug kernels): the run's leaks, each a kernel problem
 	if ((${HAVE_KMEMLEAK:-0} && guest_ok)); then
 		local kst=0 leak
@@ -226,7 +237,8 @@ finish_run() {
 	chan_close agent
 	chan_close qmp
 	if qemu_alive; then
-		# A graceful end: quit over a fresh session, the old one may be gone.
+		# The channels are closed: QEMU gets SIGTERM, then qemu_stop
+		# waits for it (and kills it if it must).
 		kill -TERM "$QEMU_PID" 2>/dev/null
 		qemu_stop
 	else
@@ -372,9 +384,6 @@ run_scenario() {
 	run_baseline
 	"drive_${RUN_DRIVE}_run"
 	finish_run
-	# A failed random run is cut down to a short replayable scenario.
-	if [[ $VERDICT == fail && $RUN_DRIVE == steps && $SC_RANDOM == 1 && ${SHRINK:-1} == 1 ]]; then
-		shrink_run || true
-	fi
+	"drive_${RUN_DRIVE}_done"
 	exit "$(verdict_code)"
 }

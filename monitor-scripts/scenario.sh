@@ -29,9 +29,9 @@ sc_machine() {
 		[[ $kv == *=* ]] || sc_die "machine: '$kv' is not key=value"
 		key=${kv%%=*} val=${kv#*=}
 		case $key in
-		cpus) is_uint "$val" && ((val > 0 && val <= 8)) || sc_die "machine: cpus=$val: use 1 to 8"; M_CPUS=$val ;;
+		cpus) dec M_CPUS "$val" 8 && ((M_CPUS > 0)) || sc_die "machine: cpus=$val: use 1 to 8" ;;
 		mem) mem=$val ;;
-		slots) is_uint "$val" && ((val <= 256)) || sc_die "machine: slots=$val: use 0 to 256"; M_SLOTS=$val ;;
+		slots) dec M_SLOTS "$val" 256 || sc_die "machine: slots=$val: use 0 to 256" ;;
 		maxmem) to_bytes "$val" || sc_die "machine: maxmem=$val is not a size"; M_MAXMEM=$BYTES ;;
 		cpu) [[ $val =~ ^[A-Za-z0-9_.,+-]+$ ]] || sc_die "machine: cpu=$val"; M_CPU=$val ;;
 		*) sc_die "machine: unknown key '$key' (cpus, mem, slots, maxmem, cpu)" ;;
@@ -66,6 +66,25 @@ scenario_header_print() {
 	echo "timeout $SC_TIMEOUT"
 }
 
+# sc_strip_comment: cut LINE at the '#' that starts a comment, as a shell
+# would: at the start of a word and outside quotes (guest-sh text may hold
+# "50#" or a quoted '#').
+sc_strip_comment() {
+	local i c q='' prev=' '
+	for ((i = 0; i < ${#line}; i++)); do
+		c=${line:i:1}
+		if [[ -n $q ]]; then
+			[[ $c == "$q" ]] && q=''
+		elif [[ $c == \' || $c == '"' ]]; then
+			q=$c
+		elif [[ $c == '#' && $prev == [[:space:]] ]]; then
+			line=${line:0:i}
+			return
+		fi
+		prev=$c
+	done
+}
+
 # scenario_load FILE: sets the machine record (M_*), SC_CMDLINE, SC_NEEDS,
 # SC_TIMEOUT, SC_DESC and the step list (verbs.sh: S_*), predicted on the
 # static model; the live model is left as it was.
@@ -84,7 +103,7 @@ scenario_load() {
 		if [[ -z $SC_DESC && $line =~ ^#\ ([a-z0-9-]+):\ (.*) ]]; then
 			SC_DESC=${BASH_REMATCH[2]}
 		fi
-		line=${line%%#*}
+		[[ $line == *#* ]] && sc_strip_comment
 		line=${line#"${line%%[![:space:]]*}"}
 		line=${line%"${line##*[![:space:]]}"}
 		[[ -z $line ]] && continue
@@ -149,7 +168,8 @@ sc_expand() {
 			set -- ${lines[i]}
 			case $1 in
 			repeat)
-				[[ ${2:-} =~ ^[1-9][0-9]{0,5}$ ]] || sc_die "repeat takes a count (1 to 999999)"
+				local count
+				dec count "${2:-}" "$SC_MAX_STEPS" && ((count > 0)) || sc_die "repeat takes a count (1 to $SC_MAX_STEPS)"
 				depth=1 j=$((i + 1))
 				while ((j < end)); do
 					case ${lines[j]} in
@@ -159,7 +179,10 @@ sc_expand() {
 					j=$((j + 1))
 				done
 				((j < end)) || sc_die "repeat without end"
-				sc_expand $((i + 1)) "$j" "$((10#$2))"
+				# bounded before expanding: each line of the body is a step at least
+				((${#S_TEXT[@]} + count * (j - i - 1) <= SC_MAX_STEPS)) ||
+					sc_die "repeat $count of $((j - i - 1)) lines: the scenario would expand to more than $SC_MAX_STEPS steps"
+				sc_expand $((i + 1)) "$j" "$count"
 				i=$((j + 1))
 				continue
 				;;

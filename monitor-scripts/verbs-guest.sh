@@ -11,8 +11,7 @@ verb_define floor 'NAME CYCLES' '' "the in-guest online_movable/offline loop ove
 
 # --- kselftest [PERCENT] -----------------------------------------------------------
 parse_kselftest() {
-	[[ $# -le 1 && ${1:-2} =~ ^[0-9]+$ ]] && ((${1:-2} <= 100)) || sc_die "usage: kselftest [PERCENT]"
-	P_ARGS=${1:-2}
+	[[ $# -le 1 ]] && dec P_ARGS "${1:-2}" 100 || sc_die "usage: kselftest [PERCENT]"
 }
 
 # It onlines every offline block; afterwards only unplug applies.
@@ -99,8 +98,8 @@ run_guest_sh() {
 # --- floor NAME CYCLES ------------------------------------------------------------------
 parse_floor() {
 	(($# == 2)) || sc_die "usage: floor NAME CYCLES"
-	is_uint "$2" && (($2 > 0)) || sc_die "floor $1: '$2' is not a cycle count"
-	P_NAME=$1 P_ARGS=$2
+	dec P_ARGS "$2" 1000000 && ((P_ARGS > 0)) || sc_die "floor $1: '$2' is not a cycle count"
+	P_NAME=$1
 }
 
 predict_floor() {

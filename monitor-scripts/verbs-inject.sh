@@ -63,14 +63,16 @@ print_clear() {
 
 run_clear() {
 	agent_call clear "$ST_NAME"
-	agent_failed $? "clear $ST_NAME"
+	agent_failed $? "clear $ST_NAME" || return
+	[[ $ST_NAME != all ]] || undefer injectors
 }
 
 # --- expect / expect-boot vmemmap.COUNTER OP N ------------------------------------
 parse_expect() {
-	[[ $# == 3 && $1 =~ ^vmemmap\.[a-z_]+$ && $2 =~ ^(=|\>=|\<=)$ && $3 =~ ^[0-9]+$ ]] ||
+	local n
+	[[ $# == 3 && $1 =~ ^vmemmap\.[a-z_]+$ && $2 =~ ^(=|\>=|\<=)$ ]] && dec n "$3" ||
 		sc_die "usage: $P_VERB vmemmap.COUNTER =|>=|<= N"
-	P_NAME=$1 P_ARGS="$2 $3"
+	P_NAME=$1 P_ARGS="$2 $n"
 }
 
 predict_expect() {

@@ -13,9 +13,9 @@ verb_define release 'NAME' '' "drop the load's held pages"
 verb_define unload 'NAME' '' 'stop the load and free its memory'
 
 parse_load() {
-	[[ $# -ge 3 && $1 =~ ^[a-z][a-z0-9_-]{0,15}$ && $2 =~ ^node=([0-9]+)$ ]] ||
+	[[ $# -ge 3 && $1 =~ ^[a-z][a-z0-9_-]{0,15}$ && $2 =~ ^node=([0-9]+)$ ]] && dec P_NODE "${BASH_REMATCH[1]}" 999 ||
 		sc_die "usage: load NAME node=N SIZE [seed=S] [pin=SIZE]"
-	P_NAME=$1 P_NODE=${BASH_REMATCH[1]}
+	P_NAME=$1
 	((P_NODE < ${#M_NODE_MEM[@]})) || sc_die "load $1: node $P_NODE does not exist"
 	to_bytes "$3" || sc_die "load $1: '$3' is not a size"
 	P_BYTES=$BYTES
@@ -95,4 +95,5 @@ run_unload() {
 	agent_call load-stop "$ST_NAME"
 	agent_failed $? "unload $ST_NAME" || return
 	model_load_stop "$ST_NAME"
+	((${#MD_LOAD[@]})) || undefer loads
 }

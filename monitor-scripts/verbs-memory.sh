@@ -49,7 +49,9 @@ predict_plug() {
 }
 
 print_plug() {
-	P_TEXT="plug $P_NAME $(human "$P_BYTES") node=$P_NODE$(xf_text)"
+	local h
+	human_to h "$P_BYTES"
+	P_TEXT="plug $P_NAME $h node=$P_NODE$P_XFT"
 }
 
 run_plug() {
@@ -63,12 +65,12 @@ parse_online() {
 	case $P_ARGS in movable | kernel | auto) ;; *) sc_die "online $1: zone '$2' (movable, kernel, auto)" ;; esac
 }
 
-# online_type WORD: the sysfs state for movable, kernel or auto.
+# online_type WORD: ONLINE_TYPE, the sysfs state for movable, kernel or auto.
 online_type() {
 	case $1 in
-	movable) echo online_movable ;;
-	kernel) echo online_kernel ;;
-	*) echo online ;;
+	movable) ONLINE_TYPE=online_movable ;;
+	kernel) ONLINE_TYPE=online_kernel ;;
+	*) ONLINE_TYPE=online ;;
 	esac
 }
 
@@ -78,14 +80,15 @@ predict_online() {
 	[[ ${MD_STATE[$name]} != absent ]] || sc_die "online $name: $name has no memory blocks (its plug was expected to fail)"
 	[[ ${MD_STATE[$name]} != unknown ]] || sc_die "online $name: after may-fail, only unplug knows what to expect"
 	[[ ${MD_STATE[$name]} == offline ]] || sc_die "online $name: $name is online already"
+	online_type "$P_ARGS"
 	case $P_XF in
-	'') model_dimm_online "$name" "$(online_type "$P_ARGS")" ;;
+	'') model_dimm_online "$name" "$ONLINE_TYPE" ;;
 	may-fail) model_dimm_unknown "$name" ;;
 	esac
 }
 
 print_online() {
-	P_TEXT="online $P_NAME $P_ARGS$(xf_text)"
+	P_TEXT="online $P_NAME $P_ARGS$P_XFT"
 }
 
 # xf_errno_ok WHAT: after an expected failure of the guest write, the errno
@@ -99,7 +102,8 @@ xf_errno_ok() {
 
 run_online() {
 	local name=$ST_NAME type st
-	type=$(online_type "$ST_ARGS")
+	online_type "$ST_ARGS"
+	type=$ONLINE_TYPE
 	model_dimm_blocks "$name"
 	agent_call online "$DB_FIRST" "$DB_COUNT" "$type"
 	st=$?
@@ -134,7 +138,7 @@ predict_offline() {
 }
 
 print_offline() {
-	P_TEXT="offline $P_NAME$(xf_text)"
+	P_TEXT="offline $P_NAME$P_XFT"
 }
 
 run_offline() {
@@ -167,7 +171,7 @@ predict_unplug() {
 }
 
 print_unplug() {
-	P_TEXT="unplug $P_NAME$(xf_text)"
+	P_TEXT="unplug $P_NAME$P_XFT"
 }
 
 run_unplug() {
@@ -199,7 +203,8 @@ auto_online_set() {
 
 run_auto_online() {
 	auto_online_set "$ST_ARGS" || return
-	defer auto-online "put auto_online_blocks back to $BOOT_AUTO_ONLINE" auto_online_set "$BOOT_AUTO_ONLINE"
+	[[ -z $BOOT_AUTO_ONLINE ]] ||
+		defer auto-online "put auto_online_blocks back to $BOOT_AUTO_ONLINE" auto_online_set "$BOOT_AUTO_ONLINE"
 }
 
 # --- check ----------------------------------------------------------------------

@@ -16,8 +16,9 @@ parse_sweep_nth() {
 	(($# == 4 || $# == 5)) || sc_die "usage: sweep-nth NAME SIZE node=N KINDS [MAX]"
 	parse_plug "$1" "$2" "$3"
 	[[ $4 =~ ^[a-z+,]+$ ]] || sc_die "sweep-nth: '$4' is not a list of fail_vmemmap kinds"
-	[[ -z ${5:-} ]] || { is_uint "$5" && (($5 > 0)); } || sc_die "sweep-nth: '$5' is not a count"
-	P_ARGS="$4${5:+ $5}"
+	local max=''
+	[[ -z ${5:-} ]] || { dec max "$5" 10000 && ((max > 0)); } || sc_die "sweep-nth: '$5' is not a count"
+	P_ARGS="$4${max:+ $max}"
 }
 
 predict_sweep_nth() {
@@ -25,7 +26,9 @@ predict_sweep_nth() {
 }
 
 print_sweep_nth() {
-	P_TEXT="sweep-nth $P_NAME $(human "$P_BYTES") node=$P_NODE $P_ARGS"
+	local h
+	human_to h "$P_BYTES"
+	P_TEXT="sweep-nth $P_NAME $h node=$P_NODE $P_ARGS"
 }
 
 run_sweep_nth() {
@@ -36,7 +39,7 @@ run_sweep_nth() {
 		agent_call state && guest_state || { diag "sweep: unreadable guest state"; return 2; }
 		before=${G_VMEMMAP[injected_total]:-}
 		[[ -n $before ]] || { diag "sweep: the kernel has no fail_vmemmap"; return 2; }
-		inject_arm fail_vmemmap "kinds=$kinds" "nth=$n" || return
+		inject_arm fail_vmemmap "kinds=$kinds" "nth=$n" || { st=$?; diag "sweep: arm nth=$n"; return $st; }
 		st=0
 		dimm_plug "$name" "$ST_BYTES" "$ST_NODE" expect-fail || st=$?
 		((st == 0)) || return $st

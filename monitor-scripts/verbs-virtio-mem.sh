@@ -26,7 +26,7 @@ predict_resize() {
 }
 
 print_resize() {
-	P_TEXT="resize $P_NAME $(vmem_human "$P_BYTES")$(xf_text)"
+	P_TEXT="resize $P_NAME $(vmem_human "$P_BYTES")$P_XFT"
 }
 
 # resize_settle: once QEMU has the size, the guest may still be adding and

@@ -7,6 +7,7 @@
 # predict_V moves the static model and refuses what cannot work, before
 # boot; print_V sets P_TEXT, the canonical text that the KTAP, summary.json
 # and shrunk scenarios carry; run_V runs the step from its fields (ST_*).
+# (random, in random.sh, only expands into other steps: it has no run_.)
 # scenarios/README.md documents the same table; a test holds them together.
 # Sourced by rig.
 
@@ -19,11 +20,6 @@ declare -a VERB_ORDER=()
 verb_define() {
 	VERB_ORDER+=("$1")
 	VERB_USAGE[$1]=$2 VERB_SUFFIX[$1]=$3 VERB_HELP[$1]=$4
-}
-
-# verb_fn NAME: the name's part of its functions (hyphens become _).
-verb_fn() {
-	printf '%s' "${1//-/_}"
 }
 
 # verbs_print: the table, one verb a line: NAME<TAB>USAGE<TAB>SUFFIXES<TAB>HELP.
@@ -43,8 +39,9 @@ steps_reset() {
 }
 
 # sc_step VERB WORDS...: one step through the table: its suffix split off
-# and checked, then the verb's parser, predictor and printer; appended to
-# the step list (unless the verb only expands into other steps).
+# and checked (P_XFT: the suffix as the canonical text writes it), then the
+# verb's parser, predictor and printer; appended to the step list (unless
+# the verb only expands into other steps).
 sc_step() {
 	local verb=${1:-} fn
 	shift
@@ -72,18 +69,15 @@ sc_step() {
 	P_VERB=$verb P_NAME='' P_BYTES='' P_NODE='' P_ARGS='' P_XF=$xf P_ERRNOS=$errnos P_TEXT=''
 	[[ -z $errnos || $takes == *" expect-fail[ERRNO] "* ]] ||
 		sc_die "$verb: expect-fail takes no errno (${VERB_NO_ERRNO[$verb]:-it fails without one})"
-	fn=$(verb_fn "$verb")
+	# the verb's part of its function names: hyphens become _
+	fn=${verb//-/_}
+	P_XFT=${xf:+ $xf}${errnos:+ $errnos}
 	"parse_$fn" "${words[@]}"
 	"predict_$fn"
 	"print_$fn"
 	[[ -n $P_TEXT ]] || return 0
 	S_TEXT+=("$P_TEXT") S_VERB+=("$verb") S_NAME+=("$P_NAME") S_BYTES+=("$P_BYTES")
 	S_NODE+=("$P_NODE") S_XF+=("$P_XF") S_ERRNOS+=("$P_ERRNOS") S_ARGS+=("$P_ARGS")
-}
-
-# xf_text: the suffix as written (" expect-fail EBUSY", " may-fail", "").
-xf_text() {
-	printf '%s' "${P_XF:+ $P_XF}${P_ERRNOS:+ $P_ERRNOS}"
 }
 
 # step_select N: the fields of step N (0-based) into ST_*.
@@ -94,13 +88,14 @@ step_select() {
 
 # step_run: the selected step's runner.
 step_run() {
-	"run_$(verb_fn "$ST_VERB")"
+	"run_${ST_VERB//-/_}"
 }
 
-# step_args TEXT: the words after the verb (none for "check").
+# step_args VAR TEXT: VAR gets the words after the verb (none for "check").
 step_args() {
-	[[ $1 == *" "* ]] && echo "${1#* }"
-	return 0
+	local a=''
+	[[ $2 == *" "* ]] && a=${2#* }
+	printf -v "$1" '%s' "$a"
 }
 
 # Shared by the parsers: a device or load name, a size, a node.
@@ -109,8 +104,7 @@ parse_name() { # WHAT NAME
 }
 
 parse_node() { # WHAT WORD: P_NODE
-	[[ $2 =~ ^node=([0-9]+)$ ]] || sc_die "$1: '$2' should be node=N"
-	P_NODE=${BASH_REMATCH[1]}
+	[[ $2 =~ ^node=([0-9]+)$ ]] && dec P_NODE "${BASH_REMATCH[1]}" 999 || sc_die "$1: '$2' should be node=N"
 	((P_NODE < ${#M_NODE_MEM[@]})) ||
 		sc_die "$1: node $P_NODE does not exist (the machine has ${#M_NODE_MEM[@]} nodes, 0 to $((${#M_NODE_MEM[@]} - 1)))"
 }

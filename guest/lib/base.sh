@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=dash # busybox ash, sourced by the guest agent
 # hotplug-rig guest verbs: liveness, kernel log markers, debug shell.
-# Sourced by the agent; every verb_* runs in a subshell with output captured.
+# Sourced by the agent; every verb_* runs in the agent's own shell, its output
+# going straight to the port (guest/agent says why).
 
 verb_ping() {
 	echo pong
