@@ -3,12 +3,15 @@
 # this file only passes variables through. `make help` lists everything.
 
 RIG := monitor-scripts/rig
-SCENARIO ?= smoke
-# Variables handed to the runner when set (it checks each one); the list
-# is the runner's own (rig vars).
+# Values reach the runner through the environment, never through a shell
+# command line: a value is data, however it is quoted. The runner checks
+# each one, and names a variable given on make's command line that it does
+# not know (RIG_CMDLINE_VARS).
 RIG_VARS := $(shell $(RIG) vars)
-rig_args = $(strip $(foreach v,$(RIG_VARS),$(if $(strip $($(v))),'$(v)=$(strip $($(v)))')))
-export RIG_MAKE_COMMAND = make $(MAKECMDGOALS) $(rig_args)
+MAKE_VARS := SCENARIO LOG DURATION CHECKPOINT MATRIX SHARD PAR BENCH_BUILD
+export $(RIG_VARS) $(MAKE_VARS)
+export RIG_CMDLINE_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
+export RIG_MAKE_COMMAND := make $(MAKECMDGOALS)
 
 .PHONY: help run soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean
 
@@ -29,7 +32,7 @@ help:
 	@echo '  deps       install missing packages (as root) or print the apt-get line'
 	@echo '  lint       shellcheck every script'
 	@echo '  help       this list'
-	@echo '  clean      remove logs; distclean also removes build/ (kernel tree and cache)'
+	@echo '  clean      remove run logs (not matrix or bench folders); distclean: also build/'
 	@echo
 	@echo 'variables:'
 	@echo '  SCENARIO=name         a file in scenarios/ (default smoke) or a path'
@@ -55,17 +58,16 @@ help:
 	@echo '(make turns any failure into 2: read logs/latest/summary.json for the verdict)'
 
 run:
-	$(RIG) run $(strip $(SCENARIO) $(rig_args))
+	$(RIG) make-run
 
 soak:
-	@test -n "$(DURATION)" || { echo 'make soak: set DURATION= (e.g. DURATION=30m)' >&2; exit 2; }
-	$(RIG) soak $(if $(filter command line environment,$(origin SCENARIO)),$(SCENARIO),random) DURATION=$(DURATION) $(if $(CHECKPOINT),CHECKPOINT=$(CHECKPOINT)) $(rig_args)
+	$(RIG) make-soak
 
 matrix:
-	monitor-scripts/matrix $(if $(MATRIX),MATRIX=$(MATRIX)) $(if $(SHARD),SHARD=$(SHARD)) $(if $(PAR),PAR=$(PAR)) $(rig_args)
+	$(RIG) make-matrix
 
 kernel:
-	$(RIG) kernel $(strip $(rig_args))
+	$(RIG) make-kernel
 
 initramfs:
 	$(RIG) initramfs
@@ -74,8 +76,7 @@ deps:
 	$(RIG) deps
 
 triage:
-	@test -n "$(LOG)" || { echo 'make triage: set LOG=console.log' >&2; exit 2; }
-	$(RIG) triage $(LOG)
+	$(RIG) make-triage
 
 check:
 	tests/check
@@ -87,7 +88,7 @@ check-all:
 	tests/check-all
 
 bench:
-	tests/bench $(rig_args)
+	$(RIG) make-bench
 
 lint:
 	shellcheck -x -P monitor-scripts monitor-scripts/rig monitor-scripts/matrix tests/run tests/check tests/bench tests/check-all $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run

@@ -7,6 +7,10 @@
 
 AGENT_ID=0
 AGENT_TIMEOUT_MS=${AGENT_TIMEOUT_MS:-60000}
+# What one request may return: its first and last AGENT_KEEP lines, with
+# the number dropped between them (a flooding guest command cannot grow the
+# runner or the logs without bound).
+AGENT_KEEP=${AGENT_KEEP:-1000}
 
 agent_log() {
 	printf '%s %s %s\n' "$EPOCHREALTIME" "$1" "$2" >>"$RUN_DIR/agent.log"
@@ -55,26 +59,55 @@ agent_call() {
 	id=$((++AGENT_ID))
 	now_ms deadline
 	deadline=$((deadline + timeout))
-	local mine=0
+	local mine=0 n=0
+	local -a tail=()
 	AGENT_OUT=() AGENT_STATUS=''
 	agent_log ">" "$id $*"
 	chan_write agent "$id $*" 2>/dev/null || return 2
 	while :; do
 		chan_read agent "$deadline"
 		st=$?
-		((st == 1)) && { agent_log "!" "channel closed"; return 2; }
-		((st == 2)) && { agent_log "!" "no reply to $id within $((timeout / 1000)) s"; return 3; }
-		agent_log "<" "$CHAN_LINE"
+		((st == 1)) && { agent_output "$n" tail; agent_log "!" "channel closed"; return 2; }
+		((st == 2)) && { agent_output "$n" tail; agent_log "!" "no reply to $id within $((timeout / 1000)) s"; return 3; }
 		# Lines of an earlier request that timed out are skipped.
 		if [[ $CHAN_LINE == "B $id" ]]; then
+			agent_log "<" "$CHAN_LINE"
 			mine=1
 		elif [[ $CHAN_LINE =~ ^E\ $id\ ([0-9]+)$ ]]; then
+			agent_output "$n" tail
+			agent_log "<" "$CHAN_LINE"
 			AGENT_STATUS=${BASH_REMATCH[1]}
 			((AGENT_STATUS == 0)) && return 0
 			return 1
 		elif ((mine)); then
-			AGENT_OUT+=("$CHAN_LINE")
+			n=$((n + 1))
+			if ((n <= AGENT_KEEP)); then
+				agent_log "<" "$CHAN_LINE"
+				AGENT_OUT+=("$CHAN_LINE")
+			else
+				tail[n % AGENT_KEEP]=$CHAN_LINE
+			fi
+		else
+			agent_log "<" "$CHAN_LINE"
 		fi
+	done
+}
+
+# agent_output N TAIL: after the reply's first AGENT_KEEP lines (in
+# AGENT_OUT already), the number dropped and the last AGENT_KEEP, in order.
+agent_output() {
+	local n=$1 i first
+	local -n ring=$2
+	((n > AGENT_KEEP)) || return 0
+	first=$((n - AGENT_KEEP + 1))
+	((first > AGENT_KEEP + 1)) || first=$((AGENT_KEEP + 1))
+	if ((first > AGENT_KEEP + 1)); then
+		AGENT_OUT+=("[rig: $((first - AGENT_KEEP - 1)) lines of output dropped]")
+		agent_log "!" "$((first - AGENT_KEEP - 1)) lines of output dropped"
+	fi
+	for ((i = first; i <= n; i++)); do
+		AGENT_OUT+=("${ring[i % AGENT_KEEP]}")
+		agent_log "<" "${ring[i % AGENT_KEEP]}"
 	done
 }
 

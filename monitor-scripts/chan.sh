@@ -9,8 +9,9 @@ declare -A CHAN_W CHAN_R CHAN_PID
 chan_open() {
 	local name=$1 sock=$2 w r
 	mkfifo -m 600 "$RIG_SOCK/$name.in" "$RIG_SOCK/$name.out"
-	socat -t 0 "UNIX-CONNECT:$sock" STDIO <"$RIG_SOCK/$name.in" >"$RIG_SOCK/$name.out" \
-		2>>"$RUN_DIR/socat.log" &
+	# its own session and a parent-death signal, as QEMU (qemu.sh)
+	setsid setpriv --pdeathsig TERM socat -t 0 "UNIX-CONNECT:$sock" STDIO \
+		<"$RIG_SOCK/$name.in" >"$RIG_SOCK/$name.out" 2>>"$RUN_DIR/socat.log" &
 	CHAN_PID[$name]=$!
 	exec {w}>"$RIG_SOCK/$name.in"
 	exec {r}<"$RIG_SOCK/$name.out"

@@ -129,8 +129,14 @@ kernel_check_vars() {
 			die "KERNEL_SRC=$KERNEL_SRC is not a kernel tree"
 		KERNEL_SRC=$(realpath "$KERNEL_SRC")
 	fi
+	local f
 	for p in ${EXTRA_PATCHES:-}; do
 		[[ -f $p ]] || die "EXTRA_PATCHES: $p: no such file"
+		# a patch writes inside the tree, or not at all
+		while IFS= read -r f; do
+			[[ $f == /* || /$f/ == */../* ]] &&
+				die "EXTRA_PATCHES: $p touches $f, outside the kernel tree"
+		done < <(patch_files "$p")
 	done
 	[[ ${FIXES:-0} =~ ^[01]$ ]] || die "FIXES=$FIXES: use 0 or 1"
 	kernel_check_variant "$VARIANT"

@@ -62,16 +62,22 @@ qemu_cmdline() {
 		QEMU_CMD+=(-numa "$node")
 	done
 	QEMU_CMD+=(-kernel "$kernel" -initrd "$initrd" -append "$append")
-	QEMU_CMD+=(-chardev "file,id=console,path=$RUN_DIR/console.log" -serial chardev:console)
-	QEMU_CMD+=(-chardev "socket,id=agent,path=$RIG_SOCK/agent.sock,server=on,wait=off" -serial chardev:agent)
-	QEMU_CMD+=(-chardev "socket,id=qmp,path=$RIG_SOCK/qmp.sock,server=on,wait=off" -mon "chardev=qmp,mode=control")
+	# a comma in a path (the run folder holds the scenario's name) is
+	# written twice, or QEMU's option parser splits there
+	QEMU_CMD+=(-chardev "file,id=console,path=${RUN_DIR//,/,,}/console.log" -serial chardev:console)
+	QEMU_CMD+=(-chardev "socket,id=agent,path=${RIG_SOCK//,/,,}/agent.sock,server=on,wait=off" -serial chardev:agent)
+	QEMU_CMD+=(-chardev "socket,id=qmp,path=${RIG_SOCK//,/,,}/qmp.sock,server=on,wait=off" -mon "chardev=qmp,mode=control")
 }
 
 qemu_start() {
 	printf '%q ' "${QEMU_CMD[@]}" >"$RUN_DIR/qemu.cmdline"
 	echo >>"$RUN_DIR/qemu.cmdline"
 	now_ms QEMU_T0
-	"${QEMU_CMD[@]}" </dev/null >"$RUN_DIR/qemu.log" 2>&1 &
+	# Its own session, so a signal meant for the runner's process group
+	# (Ctrl-C, kill -- -PGID) reaches the runner, which stops QEMU and says
+	# why; and a parent-death signal, so a runner killed outright (kill -9,
+	# the OOM killer) takes QEMU with it.
+	setsid setpriv --pdeathsig TERM "${QEMU_CMD[@]}" </dev/null >"$RUN_DIR/qemu.log" 2>&1 &
 	QEMU_PID=$!
 	local deadline=$((QEMU_T0 + 10000)) now
 	while [[ ! -S $RIG_SOCK/qmp.sock || ! -S $RIG_SOCK/agent.sock ]]; do

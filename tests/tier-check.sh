@@ -75,6 +75,38 @@ check_bad_input() {
 	bad_input "missing patch" "EXTRA_PATCHES: /nonexistent.patch" "$RIG" run smoke EXTRA_PATCHES=/nonexistent.patch
 	bad_input "unknown VARIANT" "VARIANT=flatmem" "$RIG" run smoke VARIANT=flatmem
 	bad_input "make passes the error through" "unknown scenario 'nope'" make -s -C "$ROOT" run SCENARIO=nope
+	bad_input "a misspelt make variable is named, with a suggestion" "unknown variable SEEED (did you mean SEED?)" \
+		make -s -C "$ROOT" run SEEED=5
+	bad_input "a patch that writes outside the tree" "outside the kernel tree" "$RIG" run smoke \
+		EXTRA_PATCHES="$ROOT/tests/patches/bad-outside-tree.patch"
+	bad_input "a size that would wrap" "maxmem=16777217T is not a size" "$RIG" run "$ROOT/tests/parse/bad-wrap.scenario"
+	bad_input "SEED beyond 10^15" "SEED=99999999999999999 is not a number" "$RIG" run smoke SEED=99999999999999999
+	# values from make's command line are data: no shell reads them
+	rm -f "$TMP/injected"
+	bad_input "make: a ; in SCENARIO is part of the name" "unknown scenario 'nosuch;touch" \
+		make -s -C "$ROOT" run "SCENARIO=nosuch;touch $TMP/injected"
+	bad_input "make: a quote in VARIANT is part of the value" "VARIANT=a'b is not a known" \
+		make -s -C "$ROOT" run "VARIANT=a'b"
+	bad_input "make: a ; in LOG is part of the file name" "no such file" \
+		make -s -C "$ROOT" triage "LOG=x;touch $TMP/injected"
+	if [[ -e $TMP/injected ]]; then
+		t_fail "make: no value given to make ran as a shell command"
+	else
+		t_ok "make: no value given to make ran as a shell command"
+	fi
+	# a million-fold repeat is refused before it expands, in well under a second
+	local t0 t1
+	t0=${EPOCHREALTIME/./}
+	bad_input "repeat 1000000000 refused before expanding" "repeat takes a count" "$RIG" run "$ROOT/tests/parse/bad-repeat-huge.scenario"
+	t1=${EPOCHREALTIME/./}
+	note "refused in $(((t1 - t0) / 1000)) ms"
+	# decimal everywhere: 010 is ten, 08 is eight
+	if [[ $("$RIG" steps random SEED=010 2>&1) == "$("$RIG" steps random SEED=10 2>&1)" ]] &&
+		"$RIG" steps smoke SEED=08 >/dev/null 2>&1; then
+		t_ok "SEED=010 is 10 and SEED=08 is 8 (decimal, not octal)"
+	else
+		t_fail "SEED=010 is 10 and SEED=08 is 8 (decimal, not octal)"
+	fi
 }
 
 # A scenario file against the step list (or the one error line) it parses
