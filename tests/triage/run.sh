@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 
 checks=(stdin_same_as_file from_byte_skips_earlier_reports from_byte_keeps_marker_state
 	reports_dir_and_json truncated_report_is_corrupted report_file_has_trace_and_step
-	missing_file_exits_2 bad_option_exits_2)
+	missing_file_exits_2 bad_option_exits_2 headers_regex_matches_every_report)
 goldens=("$here"/*.expected)
 n=0
 failed=0
@@ -143,6 +143,29 @@ t_bad_option() {
 	((rc == 2))
 }
 
+# -H prints one ERE that bash can use; the first line of every report triage
+# names in every golden log matches it (it is the rig's quick filter).
+t_headers() {
+	local re exp log f off line count=0
+	re=$("$triage" -H) || return 1
+	[[ $(printf '%s\n' "$re" | wc -l) == 1 && -n $re ]] || return 1
+	[[ "just a line" =~ $re ]] && { echo "matches anything"; return 1; }
+	for exp in "${goldens[@]}"; do
+		log=${exp%.expected}.log
+		rm -rf "$work/hdr"
+		"$triage" -r "$work/hdr" "$log" >/dev/null || true
+		for f in "$work/hdr"/0*.txt; do
+			[[ -e $f ]] || continue
+			off=$(sed -n 's/^example: console byte \([0-9]*\),.*/\1/p' "$f")
+			line=$(tail -c +$((off + 1)) "$log" | head -c 8192 | tr '\r' '\n' | head -n 1)
+			count=$((count + 1))
+			[[ $line =~ $re ]] || { echo "$(basename "$log"): not matched: $line"; return 1; }
+		done
+	done
+	echo "$count report lines matched"
+	((count > 0))
+}
+
 echo "TAP version 13"
 echo "1..$((${#goldens[@]} + ${#checks[@]}))"
 for exp in "${goldens[@]}"; do
@@ -156,6 +179,7 @@ check truncated_report_is_corrupted t_truncated
 check report_file_has_trace_and_step t_report_file
 check missing_file_exits_2 t_missing_file
 check bad_option_exits_2 t_bad_option
+check headers_regex_matches_every_report t_headers
 ((n == ${#goldens[@]} + ${#checks[@]})) || echo "# run.sh: the checks list is out of date"
 echo "# triage: $((n - failed)) passed, $failed failed"
 ((failed == 0))

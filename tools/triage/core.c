@@ -216,12 +216,13 @@ static long num_after(struct str s, const char *lit)
 /* ---- the header table, indexed for matching ------------------------------ */
 
 /*
- * Each anchor is found by two of its bytes, one of them "rare" (a capital,
- * ':', '_', '[', '-', '!'): a SIMD pass finds the rare bytes of a line, and
- * only there a bitmap of the key pairs is read, so ordinary text costs a few
- * instructions per 16 bytes.  The anchors with no rare byte ("general
- * protection fault", "unreferenced object 0x") are looked for where a
- * message starts, and after "Oops: " and "kmemleak: ".
+ * Each anchor is found by two of its bytes, one of them rare in console text
+ * (':', '!' or '>'): a SIMD pass finds the rare bytes of a line, and only
+ * there a bitmap of the key pairs is read, so ordinary text costs a few
+ * instructions per 16 bytes.  The anchors with no rare byte ("kernel BUG
+ * at", "general protection fault", "list_add corruption", ...) are looked
+ * for where a message starts and after the prefixes some printers put
+ * before them ("Oops: ", "kmemleak: ", "NMI watchdog: ").
  */
 struct anchor_ref {
 	const struct row *row;
@@ -235,24 +236,25 @@ static unsigned char pair_first[65536];		/* 1 + index of a list head, 0: none */
 static uint64_t pair_bits[65536 / 64];
 static unsigned char anchor_next[MAX_ANCHORS];	/* 1 + next with the same key pair */
 static unsigned nanchors;
-static unsigned char at_start[MAX_ANCHORS];	/* anchors with no rare byte */
-static unsigned nat_start;
+static unsigned char start_first[256];		/* anchors with no rare byte, by first byte */
 
 static int is_rare(unsigned char c)
 {
-	return (c >= 'A' && c <= 'Z') || c == ':' || c == '_' || c == '[' || c == '-' ||
-	       c == '!';
+	return c == ':' || c == '!' || c == '>';
 }
 
-static int byte_score(unsigned char c)
+/* A key pair must hold a rare byte; one with a capital or '_' is seldom seen. */
+static int pair_score(unsigned char a, unsigned char b)
 {
-	if (c >= 'A' && c <= 'Z')
-		return 4;
-	if (c == '_' || c == '[' || c == '!')
-		return 3;
-	if (c == ':' || c == '-')
-		return 2;
-	return 0;
+	int sc = 0;
+
+	if (!is_rare(a) && !is_rare(b))
+		return 0;
+	if ((a >= 'A' && a <= 'Z') || (b >= 'A' && b <= 'Z') || a == '_' || b == '_')
+		sc += 4;
+	if (a != ' ' && b != ' ')
+		sc += 2;
+	return sc + 1;
 }
 
 static void index_rows(void)
@@ -269,8 +271,8 @@ static void index_rows(void)
 			if (l < 2 || l > 255 || nanchors >= MAX_ANCHORS)
 				die_io("bad header table at '%s'", r->anchor);
 			for (i = 0; i + 1 < l; i++) {
-				int sc = byte_score((unsigned char)r->anchor[i]) +
-					 byte_score((unsigned char)r->anchor[i + 1]);
+				int sc = pair_score((unsigned char)r->anchor[i],
+						    (unsigned char)r->anchor[i + 1]);
 
 				if (sc > best_score) {
 					best_score = sc;
@@ -280,7 +282,10 @@ static void index_rows(void)
 			anchor_refs[nanchors] = (struct anchor_ref){ r, (unsigned short)l,
 								   (unsigned char)best };
 			if (!best_score) {
-				at_start[nat_start++] = (unsigned char)nanchors;
+				unsigned char c0 = (unsigned char)r->anchor[0];
+
+				anchor_next[nanchors] = start_first[c0];
+				start_first[c0] = (unsigned char)(nanchors + 1);
 			} else {
 				key = (unsigned char)r->anchor[best] |
 				      (unsigned)(unsigned char)r->anchor[best + 1] << 8;
@@ -299,14 +304,10 @@ static inline unsigned rare_mask(const char *p, size_t n)
 	unsigned m = 0;
 #ifdef __SSE2__
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i up = _mm_cmplt_epi8(_mm_add_epi8(v, _mm_set1_epi8((char)(128 - 'A'))),
-				    _mm_set1_epi8((char)(-128 + 26)));
 	__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
-					      _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))),
-				 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('[')),
-					      _mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+					      _mm_cmpeq_epi8(v, _mm_set1_epi8('!'))),
+				 _mm_cmpeq_epi8(v, _mm_set1_epi8('>')));
 
-	e = _mm_or_si128(_mm_or_si128(e, up), _mm_cmpeq_epi8(v, _mm_set1_epi8('!')));
 	m = (unsigned)_mm_movemask_epi8(e);
 #else
 	for (size_t i = 0; i < 16; i++)
@@ -345,10 +346,12 @@ static void try_pair(struct str m, size_t i, struct candidate *c, unsigned *nc)
 
 static void try_start(struct str m, size_t s, struct candidate *c, unsigned *nc)
 {
-	unsigned k;
+	unsigned j;
 
-	for (k = 0; k < nat_start && *nc < 16; k++) {
-		const struct anchor_ref *a = &anchor_refs[at_start[k]];
+	if (s >= m.n)
+		return;
+	for (j = start_first[(unsigned char)m.p[s]]; j && *nc < 16; j = anchor_next[j - 1]) {
+		const struct anchor_ref *a = &anchor_refs[j - 1];
 
 		if (a->len <= m.n - s && memcmp(m.p + s, a->row->anchor, a->len) == 0)
 			c[(*nc)++] = (struct candidate){ s, a };
@@ -399,6 +402,8 @@ static const struct row *match_header(struct str m, struct header *h)
 		try_start(m, 6, c, &nc);
 	else if (has_prefix(m, "kmemleak: "))
 		try_start(m, 10, c, &nc);
+	else if (has_prefix(m, "NMI watchdog: "))
+		try_start(m, 14, c, &nc);
 	if (!nc)
 		return NULL;
 	if (nc > 1)

@@ -24,6 +24,12 @@ static int parse_spin(struct header *h)
 	return h->text[0] != 0;
 }
 
+/* "WARNING: HARDIRQ-safe -> HARDIRQ-unsafe lock order detected" */
+static int parse_order(struct header *h)
+{
+	return find_lit(h->at, "-unsafe lock order detected") != NULL;
+}
+
 /* "BUG: sh/1 still has locks held!" and the WARNING of newer kernels */
 static int parse_still_held(struct header *h)
 {
@@ -51,7 +57,9 @@ const struct row fam_lockdep[] = {
 		 "just changed the state of lock"),
 	DEADLOCK("INFO: possible irq lock inversion dependency detected",
 		 "just changed the state of lock"),
-	DEADLOCK("-unsafe lock order detected", "which became"),
+	{ .anchor = "-safe -> ", .title = "possible deadlock in %f", .from = FROM_AT,
+	  .at_after = "which became", .parse = parse_order, .flags = F_NEEDS_FUNC,
+	  .skip = SK_BASE, .hdr_max = 400 },
 	STACK("WARNING: inconsistent lock state", "inconsistent lock state in %f", NULL),
 	STACK("INFO: inconsistent lock state", "inconsistent lock state in %f", NULL),
 	STACK("WARNING: suspicious RCU usage", "WARNING: suspicious RCU usage in %f", rcu_skip),

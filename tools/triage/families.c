@@ -33,10 +33,38 @@ static void put_ere(const char *s)
 	}
 }
 
+/* Another anchor or trace start inside this one: then the filter needs only that one. */
+static int covered(const char *a)
+{
+	const struct family *f;
+	const struct row *r;
+	const char *const *t;
+
+	for (f = families; f->name; f++)
+		for (r = f->rows; r->anchor; r++)
+			if (r->anchor != a && strstr(a, r->anchor) &&
+			    (strlen(r->anchor) < strlen(a) || r->anchor < a))
+				return 1;
+	for (t = trace_starts; *t; t++)
+		if (*t != a && strstr(a, *t))
+			return 1;
+	return 0;
+}
+
+static void alternative(const char *a, int *first)
+{
+	if (covered(a))
+		return;
+	if (!*first)
+		putchar('|');
+	put_ere(a);
+	*first = 0;
+}
+
 /*
  * One ERE, an alternation of every row's anchor and every trace start, all
- * quoted: a superset of what starts a report (a row's parser may still say
- * no), for a quick filter in front of triage.
+ * quoted: a superset of what starts or continues a report (a row's parser
+ * may still say no), for a quick filter in front of triage.
  */
 void print_headers_regex(void)
 {
@@ -46,17 +74,10 @@ void print_headers_regex(void)
 	int first = 1;
 
 	putchar('(');
-	for (f = families; f->name; f++) {
-		for (r = f->rows; r->anchor; r++) {
-			if (!first)
-				putchar('|');
-			put_ere(r->anchor);
-			first = 0;
-		}
-	}
-	for (t = trace_starts; *t; t++) {
-		putchar('|');
-		put_ere(*t);
-	}
+	for (f = families; f->name; f++)
+		for (r = f->rows; r->anchor; r++)
+			alternative(r->anchor, &first);
+	for (t = trace_starts; *t; t++)
+		alternative(*t, &first);
 	puts(")");
 }

@@ -50,61 +50,73 @@ static inline void one_line(const char *p, size_t l, uint64_t off, uint64_t *lin
 	process_line(p, l, off, ++*lineno);
 }
 
+struct splitter {
+	uint64_t lineno;
+	int after_cr;		/* the last line ended with \r: a \n next is its */
+};
+
+/*
+ * Hand every complete line of buf[pos, end) to the core; buf[0] is at file
+ * offset base, and 64 bytes past end are readable.  Returns where the first
+ * incomplete line starts.
+ */
+static size_t split_lines(const char *buf, size_t pos, size_t end, uint64_t base,
+			  struct splitter *sp)
+{
+	size_t blk;
+
+	for (blk = pos & ~(size_t)63; blk < end; blk += 64) {
+		uint64_t mask = eol_mask(buf + blk, end - blk < 64 ? end - blk : 64);
+
+		if (pos > blk)
+			mask &= ~UINT64_C(0) << (pos - blk);
+		while (mask) {
+			size_t eol = blk + (size_t)__builtin_ctzll(mask);
+			const char *q = buf + pos;
+
+			mask &= mask - 1;
+			if (eol == pos && sp->after_cr && buf[eol] == '\n') {
+				/* the \n of a \r\n */
+				sp->after_cr = 0;
+				pos = eol + 1;
+				continue;
+			}
+			sp->after_cr = buf[eol] == '\r';
+			/*
+			 * The commonest line, "[   12.345678]  frame+0x1/0x2",
+			 * needs no parsing outside a report or in a trace whose
+			 * culprit is known (see process_line()).
+			 */
+			if (!keep_text && eol - pos > 17 && q[15] == ' ' && q[16] != ' ' &&
+			    q[16] != '<' && q[13] == ']' && q[6] == '.' && q[0] == '[' &&
+			    q[14] == ' ' && fast_skip_ok()) {
+				sp->lineno++;
+				pos = eol + 1;
+				continue;
+			}
+			one_line(buf + pos, eol - pos, base + pos, &sp->lineno);
+			pos = eol + 1;
+		}
+	}
+	return pos;
+}
+
 void scan(int fd)
 {
-	char *buf = xmalloc(READ_CHUNK + 64);
+	char *buf;
 	size_t start = 0, end = 0;
-	uint64_t base = 0, lineno = 0;	/* file offset of buf[0] */
-	int eof = 0, skipping = 0;
-	int after_cr = 0;		/* the last line ended with \r: a \n next is its */
+	uint64_t base = 0;		/* file offset of buf[0] */
+	struct splitter sp = { 0, 0 };
+	int eof = 0;
 
+	buf = xmalloc(READ_CHUNK + 64);
 	memset(buf, 0, READ_CHUNK + 64);
 	while (!eof || start < end) {
-		size_t pos = start, blk;
-
-		/* every complete line in buf[start, end) */
-		for (blk = start; blk < end; blk += 64) {
-			uint64_t mask = eol_mask(buf + blk, end - blk < 64 ? end - blk : 64);
-
-			if (pos > blk)
-				mask &= ~UINT64_C(0) << (pos - blk);
-			while (mask) {
-				size_t eol = blk + (size_t)__builtin_ctzll(mask);
-				const char *q = buf + pos;
-
-				mask &= mask - 1;
-				if (eol == pos && after_cr && buf[eol] == '\n') {
-					/* the \n of a \r\n */
-					after_cr = 0;
-					pos = eol + 1;
-					continue;
-				}
-				after_cr = buf[eol] == '\r';
-				/*
-				 * The commonest line, "[   12.345678]  frame+0x1/0x2",
-				 * needs no parsing outside a report or in a trace
-				 * whose culprit is known (see process_line()).
-				 */
-				if (!keep_text && !skipping && eol - pos > 17 && q[15] == ' ' &&
-				    q[16] != ' ' && q[16] != '<' && q[13] == ']' && q[6] == '.' &&
-				    q[0] == '[' && q[14] == ' ' && fast_skip_ok()) {
-					lineno++;
-					pos = eol + 1;
-					continue;
-				}
-				if (!skipping)
-					one_line(buf + pos, eol - pos, base + pos, &lineno);
-				skipping = 0;
-				pos = eol + 1;
-			}
-		}
-		start = pos;
+		start = split_lines(buf, start, end, base, &sp);
 		if (end - start >= LINE_MAX_LEN || (eof && start < end)) {
-			/* an overlong line (its rest is dropped) or the last one */
-			if (!skipping)
-				one_line(buf + start, end - start, base + start, &lineno);
-			skipping = !eof;
-			after_cr = 0;
+			/* an overlong line (its rest comes as lines of its own) or the last one */
+			one_line(buf + start, end - start, base + start, &sp.lineno);
+			sp.after_cr = 0;
 			start = end;
 		}
 		if (eof)
