@@ -16,7 +16,8 @@ trap 'rm -rf "$work"' EXIT
 
 checks=(stdin_same_as_file from_byte_skips_earlier_reports from_byte_keeps_marker_state
 	reports_dir_and_json truncated_report_is_corrupted report_file_has_trace_and_step
-	missing_file_exits_2 bad_option_exits_2 headers_regex_matches_every_report)
+	missing_file_exits_2 bad_option_exits_2 headers_regex_matches_every_report
+	reboot_cut_report_is_corrupted)
 goldens=("$here"/*.expected)
 n=0
 failed=0
@@ -123,6 +124,12 @@ t_truncated() {
 	! grep -q '"corrupted":true' "$work/s.json"
 }
 
+# a report cut off by a reboot is flagged and names no function
+t_reboot_cut() {
+	"$triage" -j "$work/b.json" "$here/reboot-cut.log" >/dev/null || true
+	grep -q '"corrupted":true' "$work/b.json" && ! grep -q '"title":"[^"]* in ' "$work/b.json"
+}
+
 t_report_file() {
 	local rc=0 f
 	"$triage" -r "$work/rep2" "$here/vmemmap-alloc-failure.log" >/dev/null || rc=$?
@@ -180,6 +187,7 @@ check report_file_has_trace_and_step t_report_file
 check missing_file_exits_2 t_missing_file
 check bad_option_exits_2 t_bad_option
 check headers_regex_matches_every_report t_headers
+check reboot_cut_report_is_corrupted t_reboot_cut
 ((n == ${#goldens[@]} + ${#checks[@]})) || echo "# run.sh: the checks list is out of date"
 echo "# triage: $((n - failed)) passed, $failed failed"
 ((failed == 0))

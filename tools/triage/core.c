@@ -217,12 +217,12 @@ static long num_after(struct str s, const char *lit)
 
 /*
  * Each anchor is found by two of its bytes, one of them rare in console text
- * (':', '!' or '>'): a SIMD pass finds the rare bytes of a line, and only
+ * (':', '!', '>' or '#'): a SIMD pass finds the rare bytes of a line, and only
  * there a bitmap of the key pairs is read, so ordinary text costs a few
  * instructions per 16 bytes.  The anchors with no rare byte ("kernel BUG
  * at", "general protection fault", "list_add corruption", ...) are looked
- * for where a message starts and after the prefixes some printers put
- * before them ("Oops: ", "kmemleak: ", "NMI watchdog: ").
+ * for where a message starts and after a rare byte and a space ("Oops: ",
+ * "kmemleak: ", a shell prompt's "# ").
  */
 struct anchor_ref {
 	const struct row *row;
@@ -240,7 +240,7 @@ static unsigned char start_first[256];		/* anchors with no rare byte, by first b
 
 static int is_rare(unsigned char c)
 {
-	return c == ':' || c == '!' || c == '>';
+	return c == ':' || c == '!' || c == '>' || c == '#';
 }
 
 /* A key pair must hold a rare byte; one with a capital or '_' is seldom seen. */
@@ -306,7 +306,8 @@ static inline unsigned rare_mask(const char *p, size_t n)
 	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
 	__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
 					      _mm_cmpeq_epi8(v, _mm_set1_epi8('!'))),
-				 _mm_cmpeq_epi8(v, _mm_set1_epi8('>')));
+				 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('>')),
+					      _mm_cmpeq_epi8(v, _mm_set1_epi8('#'))));
 
 	m = (unsigned)_mm_movemask_epi8(e);
 #else
@@ -395,15 +396,11 @@ static const struct row *match_header(struct str m, struct header *h)
 				try_pair(m, i - 1, c, &nc);
 			if (i + 1 < m.n && key_pair(m, i))
 				try_pair(m, i, c, &nc);
+			if (i + 2 < m.n && m.p[i + 1] == ' ' && start_first[(unsigned char)m.p[i + 2]])
+				try_start(m, i + 2, c, &nc);
 		}
 	}
 	try_start(m, 0, c, &nc);
-	if (has_prefix(m, "Oops: "))
-		try_start(m, 6, c, &nc);
-	else if (has_prefix(m, "kmemleak: "))
-		try_start(m, 10, c, &nc);
-	else if (has_prefix(m, "NMI watchdog: "))
-		try_start(m, 14, c, &nc);
 	if (!nc)
 		return NULL;
 	if (nc > 1)
@@ -1233,7 +1230,8 @@ static __attribute__((noinline)) void other_line(struct str m, const char *line,
 		return;
 	}
 	if (R.row) {
-		int mixed = open_report_unfinished();
+		/* a panic that only ends the open report does not mix with it */
+		int mixed = !(row->flags & F_AFTERMATH) && open_report_unfinished();
 
 		if (mixed)
 			R.corrupted = 1;

@@ -128,9 +128,11 @@ static int parse_cpu_warn(struct header *h)
 {
 	struct str file;
 
-	warn_func(h->at, h->hint);
 	h->cpu = number_after(h->at, "CPU: ");
 	h->pid = number_after(h->at, " PID: ");
+	if (h->cpu < 0 || h->pid < 0 || !find_lit(h->at, " at "))
+		return 0;	/* "WARNING: CPU: 1 is busy" from user space */
+	warn_func(h->at, h->hint);
 	if (src_word(after(h->at, " at "), &file))
 		warn_kind(h, file);
 	return 1;
