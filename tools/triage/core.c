@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * triage core: one console line at a time.  Strips the printk prefixes,
- * follows the rig's markers, finds report headers with the family table
- * (families.c), follows each report's trace to the function its row blames,
- * and counts the titles.
+ * triage core: one console line at a time.  Strips the printk prefixes
+ * (time stamps, [ T123] caller ids, levels), hands markers to markers.c and
+ * other lines to the header search (headers.c), follows each report's trace
+ * to the function its row blames (frames.c), and counts the titles.
  */
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "triage.h"
 
@@ -21,182 +17,6 @@
 
 struct options opt;
 int keep_text;
-
-/* ---- small helpers ------------------------------------------------------- */
-
-void die_io(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("triage: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-void *xmalloc(size_t n)
-{
-	void *p = malloc(n);
-
-	if (!p)
-		die_io("out of memory");
-	return p;
-}
-
-struct str skip_n(struct str s, size_t k)
-{
-	if (k > s.n)
-		k = s.n;
-	s.p += k;
-	s.n -= k;
-	return s;
-}
-
-struct str skip_ws(struct str s)
-{
-	while (s.n && (*s.p == ' ' || *s.p == '\t'))
-		s = skip_n(s, 1);
-	return s;
-}
-
-const char *find_lit(struct str s, const char *lit)
-{
-	return memmem(s.p, s.n, lit, strlen(lit));
-}
-
-int is_ident(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
-}
-
-int is_hex(int c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-	       (c >= 'A' && c <= 'F');
-}
-
-/* Copy at most cap-1 bytes, replacing anything unprintable. */
-void copy_clean(char *dst, size_t cap, const char *src, size_t n)
-{
-	size_t i;
-
-	if (n >= cap)
-		n = cap - 1;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)src[i];
-
-		dst[i] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
-	}
-	dst[n] = 0;
-}
-
-/*
- * Free text from a header as a stable title fragment: stop at the first
- * word that carries data (addresses, numbers, key:value, a path after "at",
- * "in process", "on CPU#"), drop bracketed words.
- */
-void header_words(char *dst, size_t cap, struct str s)
-{
-	size_t n = 0;
-
-	dst[0] = 0;
-	while (s.n) {
-		size_t w = 0, keep;
-		int stop_after = 0;
-
-		s = skip_ws(s);
-		if (!s.n)
-			break;
-		while (w < s.n && s.p[w] != ' ' && s.p[w] != '\t')
-			w++;
-		struct str word = { s.p, w };
-
-		if (word.p[0] == '[' || word.p[0] == '(') {
-			s = skip_n(s, w);
-			continue;
-		}
-		if ((word.p[0] >= '0' && word.p[0] <= '9') || word.p[0] == '-' ||
-		    word.p[0] == '#' || has_prefix(word, "CPU#"))
-			break;
-		if ((w == 2 && memcmp(word.p, "at", 2) == 0) ||
-		    (w == 2 && memcmp(word.p, "on", 2) == 0 && s.n > 3 &&
-		     has_prefix(skip_ws(skip_n(s, 2)), "CPU")))
-			break;
-		if (w == 2 && memcmp(word.p, "in", 2) == 0 &&
-		    has_prefix(skip_ws(skip_n(s, 2)), "process"))
-			break;
-		keep = w;
-		const char *colon = memchr(word.p, ':', w);
-
-		if (colon && colon != word.p + w - 1)
-			break;
-		if (colon) {
-			keep = w - 1;
-			stop_after = 1;
-		}
-		while (keep && (word.p[keep - 1] == ',' || word.p[keep - 1] == '!' ||
-				word.p[keep - 1] == '.' || word.p[keep - 1] == ';')) {
-			keep--;
-			stop_after = 1;
-		}
-		if (keep && n + keep + 2 < cap) {
-			if (n)
-				dst[n++] = ' ';
-			copy_clean(dst + n, cap - n, word.p, keep);
-			n += keep;
-		}
-		s = skip_n(s, w);
-		if (stop_after)
-			break;
-	}
-}
-
-/* Free text (panic reasons): drop offsets, addresses and exit codes. */
-void sanitize_reason(char *dst, size_t cap, struct str s)
-{
-	size_t n = 0, i = 0;
-	const char *ec = find_lit(s, " exitcode=");
-
-	if (ec)
-		s.n = (size_t)(ec - s.p);
-	while (s.n && (s.p[s.n - 1] == ' ' || s.p[s.n - 1] == '\t'))
-		s.n--;
-	while (i < s.n && n + 2 < cap) {
-		char c = s.p[i];
-
-		if (c == '+' && i + 2 < s.n && s.p[i + 1] == '0' && s.p[i + 2] == 'x') {
-			i++;
-			while (i < s.n && (is_hex((unsigned char)s.p[i]) || s.p[i] == 'x' ||
-					   s.p[i] == '/'))
-				i++;
-			continue;
-		}
-		if (c == '0' && i + 1 < s.n && s.p[i + 1] == 'x') {
-			i += 2;
-			while (i < s.n && is_hex((unsigned char)s.p[i]))
-				i++;
-			dst[n++] = 'X';
-			continue;
-		}
-		if (is_hex((unsigned char)c) && (i == 0 || !is_ident((unsigned char)s.p[i - 1]))) {
-			size_t j = i;
-
-			while (j < s.n && is_hex((unsigned char)s.p[j]))
-				j++;
-			if (j - i >= 8 && (j == s.n || !is_ident((unsigned char)s.p[j]))) {
-				dst[n++] = 'X';
-				i = j;
-				continue;
-			}
-		}
-		dst[n++] = ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f) ? '?' : c;
-		i++;
-	}
-	dst[n] = 0;
-}
 
 static long num_after(struct str s, const char *lit)
 {
@@ -211,223 +31,6 @@ static long num_after(struct str s, const char *lit)
 	while (p < s.p + s.n && *p >= '0' && *p <= '9' && v < 100000000)
 		v = v * 10 + (*p++ - '0');
 	return v;
-}
-
-/* ---- the header table, indexed for matching ------------------------------ */
-
-/*
- * Each anchor is found by two of its bytes, one of them rare in console text
- * (':', '!', '>' or '#'): a SIMD pass finds the rare bytes of a line, and only
- * there a bitmap of the key pairs is read, so ordinary text costs a few
- * instructions per 16 bytes.  The anchors with no rare byte ("kernel BUG
- * at", "general protection fault", "list_add corruption", ...) are looked
- * for where a message starts and after a rare byte and a space ("Oops: ",
- * "kmemleak: ", a shell prompt's "# ").
- */
-struct anchor_ref {
-	const struct row *row;
-	unsigned short len;	/* of the anchor */
-	unsigned char key_off;	/* where its key pair is */
-};
-
-#define MAX_ANCHORS 256
-static struct anchor_ref anchor_refs[MAX_ANCHORS];
-static unsigned char pair_first[65536];		/* 1 + index of a list head, 0: none */
-static uint64_t pair_bits[65536 / 64];
-static unsigned char anchor_next[MAX_ANCHORS];	/* 1 + next with the same key pair */
-static unsigned nanchors;
-static unsigned char start_first[256];		/* anchors with no rare byte, by first byte */
-
-static int is_rare(unsigned char c)
-{
-	return c == ':' || c == '!' || c == '>' || c == '#';
-}
-
-/* A key pair must hold a rare byte; one with a capital or '_' is seldom seen. */
-static int pair_score(unsigned char a, unsigned char b)
-{
-	int sc = 0;
-
-	if (!is_rare(a) && !is_rare(b))
-		return 0;
-	if ((a >= 'A' && a <= 'Z') || (b >= 'A' && b <= 'Z') || a == '_' || b == '_')
-		sc += 4;
-	if (a != ' ' && b != ' ')
-		sc += 2;
-	return sc + 1;
-}
-
-static void index_rows(void)
-{
-	const struct family *f;
-	const struct row *r;
-
-	for (f = families; f->name; f++) {
-		for (r = f->rows; r->anchor; r++) {
-			size_t l = strlen(r->anchor), i, best = 0;
-			int best_score = 0;
-			unsigned key;
-
-			if (l < 2 || l > 255 || nanchors >= MAX_ANCHORS)
-				die_io("bad header table at '%s'", r->anchor);
-			for (i = 0; i + 1 < l; i++) {
-				int sc = pair_score((unsigned char)r->anchor[i],
-						    (unsigned char)r->anchor[i + 1]);
-
-				if (sc > best_score) {
-					best_score = sc;
-					best = i;
-				}
-			}
-			anchor_refs[nanchors] = (struct anchor_ref){ r, (unsigned short)l,
-								   (unsigned char)best };
-			if (!best_score) {
-				unsigned char c0 = (unsigned char)r->anchor[0];
-
-				anchor_next[nanchors] = start_first[c0];
-				start_first[c0] = (unsigned char)(nanchors + 1);
-			} else {
-				key = (unsigned char)r->anchor[best] |
-				      (unsigned)(unsigned char)r->anchor[best + 1] << 8;
-				anchor_next[nanchors] = pair_first[key];
-				pair_first[key] = (unsigned char)(nanchors + 1);
-				pair_bits[key >> 6] |= UINT64_C(1) << (key & 63);
-			}
-			nanchors++;
-		}
-	}
-}
-
-/* Bit i set when p[i] is a rare byte, for the n <= 16 bytes at p. */
-static inline unsigned rare_mask(const char *p, size_t n)
-{
-	unsigned m = 0;
-#ifdef __SSE2__
-	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
-					      _mm_cmpeq_epi8(v, _mm_set1_epi8('!'))),
-				 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('>')),
-					      _mm_cmpeq_epi8(v, _mm_set1_epi8('#'))));
-
-	m = (unsigned)_mm_movemask_epi8(e);
-#else
-	for (size_t i = 0; i < 16; i++)
-		m |= (unsigned)is_rare((unsigned char)p[i]) << i;
-#endif
-	return n < 16 ? m & ((1u << n) - 1) : m;
-}
-
-struct candidate {
-	size_t start;
-	const struct anchor_ref *a;
-};
-
-static inline int key_pair(struct str m, size_t i)
-{
-	unsigned key = (unsigned char)m.p[i] | (unsigned)(unsigned char)m.p[i + 1] << 8;
-
-	return (pair_bits[key >> 6] >> (key & 63)) & 1;
-}
-
-static void try_pair(struct str m, size_t i, struct candidate *c, unsigned *nc)
-{
-	unsigned key = (unsigned char)m.p[i] | (unsigned)(unsigned char)m.p[i + 1] << 8;
-	unsigned j;
-
-	for (j = pair_first[key]; j; j = anchor_next[j - 1]) {
-		const struct anchor_ref *a = &anchor_refs[j - 1];
-		size_t s = i - a->key_off;
-
-		if (i < a->key_off || a->len > m.n - s || m.p[s] != a->row->anchor[0] ||
-		    memcmp(m.p + s, a->row->anchor, a->len) != 0 || *nc == 16)
-			continue;
-		c[(*nc)++] = (struct candidate){ s, a };
-	}
-}
-
-static void try_start(struct str m, size_t s, struct candidate *c, unsigned *nc)
-{
-	unsigned j;
-
-	if (s >= m.n)
-		return;
-	for (j = start_first[(unsigned char)m.p[s]]; j && *nc < 16; j = anchor_next[j - 1]) {
-		const struct anchor_ref *a = &anchor_refs[j - 1];
-
-		if (a->len <= m.n - s && memcmp(m.p + s, a->row->anchor, a->len) == 0)
-			c[(*nc)++] = (struct candidate){ s, a };
-	}
-}
-
-static int cmp_candidate(const void *x, const void *y)
-{
-	const struct candidate *a = x, *b = y;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return (int)b->a->len - (int)a->a->len;
-}
-
-/*
- * The first header in the message, wherever it starts (console lines are
- * often glued to other output): the leftmost anchor, the longest there; a
- * row's parser may still say no, and a catch-all row gives way to any other
- * header on the line.  The message may be read up to 15 bytes past its end
- * (the input buffer has room).
- */
-static const struct row *match_header(struct str m, struct header *h)
-{
-	struct candidate c[16];
-	unsigned nc = 0, k;
-	const struct row *fallback = NULL;
-	struct header fh;
-	size_t blk;
-
-	if (m.n < 2)
-		return NULL;
-	for (blk = 0; blk < m.n; blk += 16) {
-		unsigned mask = rare_mask(m.p + blk, m.n - blk);
-
-		while (mask) {
-			size_t i = blk + (size_t)__builtin_ctz(mask);
-
-			mask &= mask - 1;
-			if (i > 0 && key_pair(m, i - 1) && !is_rare((unsigned char)m.p[i - 1]))
-				try_pair(m, i - 1, c, &nc);
-			if (i + 1 < m.n && key_pair(m, i))
-				try_pair(m, i, c, &nc);
-			if (i + 2 < m.n && m.p[i + 1] == ' ' && start_first[(unsigned char)m.p[i + 2]])
-				try_start(m, i + 2, c, &nc);
-		}
-	}
-	try_start(m, 0, c, &nc);
-	if (!nc)
-		return NULL;
-	if (nc > 1)
-		qsort(c, nc, sizeof(c[0]), cmp_candidate);
-	for (k = 0; k < nc; k++) {
-		const struct row *r = c[k].a->row;
-
-		h->msg = m;
-		h->at = skip_n(m, c[k].start);
-		h->text[0] = 0;
-		h->hint[0] = 0;
-		h->title = NULL;
-		h->skip_also = NULL;
-		h->cpu = h->pid = -1;
-		h->corrupted = 0;
-		if (r->parse && !r->parse(h))
-			continue;
-		if (!(r->flags & F_GENERIC))
-			return r;
-		if (!fallback) {
-			fallback = r;
-			fh = *h;
-		}
-	}
-	if (fallback)
-		*h = fh;
-	return fallback;
 }
 
 /* ---- state --------------------------------------------------------------- */
@@ -455,10 +58,6 @@ static struct {
 
 #define R (cur.r)
 
-static int cur_step = -1;
-static char cur_step_line[CTX_LEN];
-static char armed[MAX_ARMED][ARMED_NAME];
-static int narmed;
 static char last_hw[CTX_LEN], last_mod[CTX_LEN];
 static unsigned long reports_seen;	/* since the last boot */
 
@@ -471,111 +70,6 @@ static unsigned *title_hash;		/* index + 1, 0 = empty */
 int fast_skip_ok(void)
 {
 	return !R.row || (R.trace == TR_IN && R.blame[0]);
-}
-
-/* ---- markers ------------------------------------------------------------- */
-
-static void armed_names(char *out, size_t cap)
-{
-	size_t n = 0;
-	int i;
-
-	out[0] = 0;
-	for (i = 0; i < narmed; i++) {
-		int w = snprintf(out + n, cap - n, "%s%s", i ? "," : "", armed[i]);
-
-		if (w < 0 || (size_t)w >= cap - n)
-			break;
-		n += (size_t)w;
-	}
-}
-
-static void arm(const char *name)
-{
-	int k;
-
-	for (k = 0; k < narmed; k++)
-		if (strcmp(armed[k], name) == 0)
-			return;
-	if (narmed < MAX_ARMED)
-		strcpy(armed[narmed++], name);
-}
-
-/* "rig: step N begin ...", "rig: step N end", "rig: inject (armed|disarmed) NAME" */
-static void parse_marker(struct str m, const char *line, size_t len)
-{
-	char name[ARMED_NAME];
-	size_t i = 0;
-	int k;
-
-	m = skip_n(m, 5);
-	if (has_prefix(m, "step ")) {
-		long v = 0;
-
-		m = skip_n(m, 5);
-		if (!m.n || m.p[0] < '0' || m.p[0] > '9')
-			return;
-		while (m.n && m.p[0] >= '0' && m.p[0] <= '9' && v < 100000000) {
-			v = v * 10 + (m.p[0] - '0');
-			m = skip_n(m, 1);
-		}
-		if (has_prefix(m, " begin")) {
-			cur_step = (int)v;
-			copy_clean(cur_step_line, sizeof(cur_step_line), line, len);
-		}
-		return;
-	}
-	if (!has_prefix(m, "inject "))
-		return;
-	m = skip_n(m, 7);
-	int on = has_prefix(m, "armed ");
-
-	if (!on && !has_prefix(m, "disarmed "))
-		return;
-	m = skip_n(m, on ? 6 : 9);
-	while (i < m.n && i < sizeof(name) - 1 && m.p[i] != ' ' && m.p[i] != '\t')
-		i++;
-	if (!i)
-		return;
-	copy_clean(name, sizeof(name), m.p, i);
-	if (on) {
-		arm(name);
-		return;
-	}
-	if (strcmp(name, "all") == 0) {
-		narmed = 0;
-		return;
-	}
-	for (k = 0; k < narmed; k++)
-		if (strcmp(armed[k], name) == 0) {
-			memmove(armed[k], armed[k + 1], (size_t)(narmed - k - 1) * ARMED_NAME);
-			narmed--;
-			return;
-		}
-}
-
-/*
- * Injectors armed from boot by their kernel parameters ("failslab=",
- * "fail_page_alloc=", "fail_vmemmap=", ...): armed for the whole log, as
- * "boot:NAME".
- */
-static void parse_cmdline(struct str m)
-{
-	static const char *const params[] = {
-		"failslab=", "fail_page_alloc=", "fail_vmemmap=", "fail_futex=",
-		"fail_make_request=", "fail_usercopy=",
-	};
-	char name[ARMED_NAME];
-	size_t i;
-
-	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
-		const char *at = find_lit(m, params[i]);
-
-		if (!at || (at > m.p && at[-1] != ' '))
-			continue;
-		snprintf(name, sizeof(name), "boot:%.*s", (int)(strlen(params[i]) - 1), params[i]);
-		arm(name);
-	}
 }
 
 /* ---- titles -------------------------------------------------------------- */
@@ -793,11 +287,11 @@ static void open_report(const struct row *row, const struct header *h, uint64_t 
 	R.at_armed = !row->at_after;
 	cur.off = off;
 	cur.lineno = lineno;
-	cur.step = cur_step;
-	cur.armed = narmed > 0;
+	cur.step = marker_step();
+	cur.armed = markers_armed() > 0;
 	if (keep_text) {
-		armed_names(cur.armed_names, sizeof(cur.armed_names));
-		strcpy(cur.step_line, cur_step_line);
+		markers_armed_names(cur.armed_names, sizeof(cur.armed_names));
+		strcpy(cur.step_line, marker_step_line());
 	}
 	cur.candidate[0] = 0;
 	cur.prev[0] = 0;
@@ -1249,7 +743,7 @@ static __attribute__((noinline)) void other_line(struct str m, const char *line,
 void core_init(void)
 {
 	frames_init();
-	index_rows();
+	headers_init();
 	if (keep_text)
 		cur.buf = xmalloc(REPORT_BYTES);
 	titles = calloc(MAX_TITLES, sizeof(*titles));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * triage: what the core (core.c, frames.c, input.c) and the report families
- * (fam-*.c, listed in families.c) share.  A family is a table of header rows;
+ * triage: what the core (input.c, core.c, headers.c, frames.c, markers.c,
+ * text.c) and the report families (fam-*.c, listed in families.c) share.  A family is a table of header rows;
  * the core finds headers, follows each report and names it from its row.
  */
 #ifndef TRIAGE_H
@@ -169,6 +169,20 @@ enum { TR_NONE, TR_IN, TR_DONE };
 
 /* Offer a function for the title; the first one not skipped wins. */
 void blame_offer(struct str fn);
+
+/* ---- header search (headers.c) ------------------------------------------ */
+
+void headers_init(void);
+const struct row *match_header(struct str m, struct header *h);
+
+/* ---- markers (markers.c) ------------------------------------------------ */
+
+void parse_marker(struct str m, const char *line, size_t len);
+void parse_cmdline(struct str m);
+int marker_step(void);
+const char *marker_step_line(void);
+int markers_armed(void);
+void markers_armed_names(char *out, size_t cap);
 
 /* ---- core (core.c) and input (input.c) --------------------------------- */
 
