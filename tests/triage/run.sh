@@ -17,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 checks=(stdin_same_as_file from_byte_skips_earlier_reports from_byte_keeps_marker_state
 	reports_dir_and_json truncated_report_is_corrupted report_file_has_trace_and_step
 	missing_file_exits_2 bad_option_exits_2 headers_regex_matches_every_report
-	reboot_cut_report_is_corrupted)
+	reboot_cut_report_is_corrupted titles_hold_no_addresses_or_ids)
 goldens=("$here"/*.expected)
 n=0
 failed=0
@@ -130,6 +130,17 @@ t_reboot_cut() {
 	grep -q '"corrupted":true' "$work/b.json" && ! grep -q '"title":"[^"]* in ' "$work/b.json"
 }
 
+# no title carries an address, an offset, a PID or a CPU number
+t_clean_titles() {
+	local exp bad
+	for exp in "${goldens[@]}"; do
+		"$triage" "${exp%.expected}.log" 2>/dev/null | cut -f2-
+	done >"$work/titles"
+	[[ -s $work/titles ]] || return 1
+	bad=$(grep -E '0x[0-9a-fA-F]|\+0x|[0-9a-f]{8,}|CPU#?[0-9]|PID|pid [0-9]|\[[0-9]+\]|:[0-9]+' "$work/titles") || true
+	[[ -z $bad ]] || { echo "$bad"; return 1; }
+}
+
 t_report_file() {
 	local rc=0 f
 	"$triage" -r "$work/rep2" "$here/vmemmap-alloc-failure.log" >/dev/null || rc=$?
@@ -188,6 +199,7 @@ check missing_file_exits_2 t_missing_file
 check bad_option_exits_2 t_bad_option
 check headers_regex_matches_every_report t_headers
 check reboot_cut_report_is_corrupted t_reboot_cut
+check titles_hold_no_addresses_or_ids t_clean_titles
 ((n == ${#goldens[@]} + ${#checks[@]})) || echo "# run.sh: the checks list is out of date"
 echo "# triage: $((n - failed)) passed, $failed failed"
 ((failed == 0))
