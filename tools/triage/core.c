@@ -419,7 +419,7 @@ static int trace_line(struct str m)
 			return 1;
 		}
 		if (s.n && (s.p[0] == 'R' || s.p[0] == 'I' || s.p[0] == 'p' || s.p[0] == 'P' ||
-			    s.p[0] == 'N') && parse_pc_line(s, &fn)) {
+			    s.p[0] == 'N' || s.p[0] == 'E' || s.p[0] == 'e') && parse_pc_line(s, &fn)) {
 			if (!(R.row->flags & F_NO_PC) || R.row->from == FROM_STALL)
 				blame_offer(fn);
 			return 1;

@@ -12,7 +12,7 @@
 
 #include "triage.h"
 
-/* After a die() string: " XXXX [#N]" (x86 prints 4 hex digits, arm64 16). */
+/* After a die() string: " XXXX [#N]" (x86 prints 4 hex digits, arm64 16, arm %x). */
 static int die_code(struct str s)
 {
 	size_t i = 0;
@@ -22,7 +22,7 @@ static int die_code(struct str s)
 	s = skip_n(s, 1);
 	while (i < s.n && is_hex((unsigned char)s.p[i]))
 		i++;
-	return i >= 4 && has_prefix(skip_n(s, i), " [#");
+	return i >= 1 && has_prefix(skip_n(s, i), " [#");
 }
 
 /* "Oops: 0002 [#1]", "invalid opcode: 0000 [#1]", ...: the code follows the anchor */

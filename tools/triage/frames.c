@@ -69,8 +69,29 @@ static int arm_frame(struct str s, struct str *fn)
 }
 
 /*
+ * Frames without an offset: arm's " func from caller+0x1/0x2" and a
+ * symbolizer's inlined " func path/file.c:12 [inline]".
+ */
+static int plain_frame(struct str s, struct str *fn)
+{
+	size_t i = 0;
+
+	while (i < s.n && is_ident((unsigned char)s.p[i]) && s.p[i] != '.')
+		i++;
+	if (!i || i >= s.n || s.p[i] != ' ' || (s.p[0] >= '0' && s.p[0] <= '9'))
+		return 0;
+	if (!has_prefix(skip_n(s, i), " from ") &&
+	    !(s.n > 9 && memcmp(s.p + s.n - 9, " [inline]", 9) == 0))
+		return 0;
+	fn->p = s.p;
+	fn->n = i < FN_LEN - 1 ? i : FN_LEN - 1;
+	return 1;
+}
+
+/*
  * A frame line: " ? func+0x1/0x2", "  [<ffffffff81000000>] func+0x1/0x2 [mod]",
- * arm's "(func) from".  *unreliable for "? " frames and bare addresses.
+ * arm's "(func) from" and "func from".  *unreliable for "? " frames and bare
+ * addresses.
  */
 int parse_frame(struct str s, struct str *fn, int *unreliable)
 {
@@ -94,24 +115,26 @@ int parse_frame(struct str s, struct str *fn, int *unreliable)
 		fn->n = 0;
 		return 1;
 	}
-	return sym_span(s, fn) || arm_frame(s, fn);
+	return sym_span(s, fn) || arm_frame(s, fn) || plain_frame(s, fn);
 }
 
 /*
  * The faulting PC: x86 "RIP: 0010:func+0x1/0x2" and "RIP: 0010:[<ffff>] func",
- * the old "IP: [<ffff>] func+0x1/0x2" and "IP: func+0x1", arm64 "pc : func+0x1",
- * arm "PC is at func+0x1", powerpc "NIP:".  User PCs ("0033:0x4012") give 0.
+ * the old "IP: [<ffff>] func+0x1/0x2" and "IP: func+0x1", i386 "EIP:", arm64
+ * "pc : func+0x1", arm "PC is at func+0x1", riscv "epc : ", powerpc "NIP
+ * [c000] func+0x1".  User PCs ("0033:0x4012") give 0.
  */
 int parse_pc_line(struct str s, struct str *fn)
 {
 	const char *c;
 
 	s = skip_ws(s);
-	if (has_prefix(s, "RIP: "))
-		s = skip_n(s, 5);
-	else if (has_prefix(s, "IP: ") || has_prefix(s, "pc : "))
-		s = skip_n(s, s.p[0] == 'I' ? 4 : 5);
-	else if (has_prefix(s, "NIP:") || has_prefix(s, "PC is at "))
+	if (has_prefix(s, "RIP: ") || has_prefix(s, "EIP: ") || has_prefix(s, "pc : ") ||
+	    has_prefix(s, "epc : "))
+		s = skip_n(s, s.p[0] == 'e' ? 6 : 5);
+	else if (has_prefix(s, "IP: "))
+		s = skip_n(s, 4);
+	else if (has_prefix(s, "NIP ") || has_prefix(s, "NIP:") || has_prefix(s, "PC is at "))
 		s = skip_ws(skip_n(s, s.p[0] == 'N' ? 4 : 9));
 	else
 		return 0;
@@ -119,12 +142,12 @@ int parse_pc_line(struct str s, struct str *fn)
 	c = memchr(s.p, ':', s.n < 8 ? s.n : 8);
 	if (c && c > s.p && s.p[0] >= '0' && s.p[0] <= '9')
 		s = skip_n(s, (size_t)(c - s.p) + 1);
-	while (has_prefix(s, "[<")) {
-		const char *e = find_lit(s, ">]");
+	while (has_prefix(s, "[<") || (has_prefix(s, "[") && s.n > 2 && is_hex((unsigned char)s.p[1]))) {
+		const char *e = memchr(s.p, ']', s.n);
 
 		if (!e)
 			return 0;
-		s = skip_ws(skip_n(s, (size_t)(e - s.p) + 2));
+		s = skip_ws(skip_n(s, (size_t)(e - s.p) + 1));
 	}
 	return sym_span(s, fn);
 }
