@@ -32,37 +32,9 @@ void *xmalloc(size_t n)
 	return p;
 }
 
-struct str skip_n(struct str s, size_t k)
-{
-	if (k > s.n)
-		k = s.n;
-	s.p += k;
-	s.n -= k;
-	return s;
-}
-
-struct str skip_ws(struct str s)
-{
-	while (s.n && (*s.p == ' ' || *s.p == '\t'))
-		s = skip_n(s, 1);
-	return s;
-}
-
 const char *find_lit(struct str s, const char *lit)
 {
 	return memmem(s.p, s.n, lit, strlen(lit));
-}
-
-int is_ident(int c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
-}
-
-int is_hex(int c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-	       (c >= 'A' && c <= 'F');
 }
 
 /* Copy at most cap-1 bytes, replacing anything unprintable. */

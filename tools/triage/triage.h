@@ -32,11 +32,37 @@ static inline int has_prefix(struct str s, const char *lit)
 	return s.n >= l && __builtin_memcmp(s.p, lit, l) == 0;
 }
 
-struct str skip_n(struct str s, size_t k);
-struct str skip_ws(struct str s);
+static inline struct str skip_n(struct str s, size_t k)
+{
+	if (k > s.n)
+		k = s.n;
+	s.p += k;
+	s.n -= k;
+	return s;
+}
+
+static inline struct str skip_ws(struct str s)
+{
+	while (s.n && (*s.p == ' ' || *s.p == '\t')) {
+		s.p++;
+		s.n--;
+	}
+	return s;
+}
+
+static inline int is_ident(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
+}
+
+static inline int is_hex(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	       (c >= 'A' && c <= 'F');
+}
+
 const char *find_lit(struct str s, const char *lit);
-int is_ident(int c);
-int is_hex(int c);
 void copy_clean(char *dst, size_t cap, const char *src, size_t n);
 void header_words(char *dst, size_t cap, struct str s);
 void sanitize_reason(char *dst, size_t cap, struct str s);
