@@ -676,11 +676,9 @@ void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno)
 		report_line(m, line, len);
 		return;
 	}
-	if (m.n > 4 && m.p[0] >= 'A' && m.p[0] <= 'Z' && m.p[0] != 'B' && m.p[0] != 'I' &&
-	    m.p[0] != 'W' && m.p[0] != 'K' && m.p[0] != 'P' && m.p[0] != 'U' &&
-	    is_reg_line(m)) {
-		if (!R.row)
-			return;
+	if (R.row && m.n > 4 && m.p[0] >= 'A' && m.p[0] <= 'Z' && m.p[0] != 'B' &&
+	    m.p[0] != 'I' && m.p[0] != 'W' && m.p[0] != 'K' && m.p[0] != 'P' && m.p[0] != 'U' &&
+	    m.p[0] != 'V' && is_reg_line(m)) {
 		if (R.trace == TR_IN && !has_prefix(m, "RIP: ")) {
 			keep_line(line, len);
 			return;

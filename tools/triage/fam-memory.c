@@ -71,6 +71,11 @@ const struct row fam_memory[] = {
 	LIST("list_add corruption"),
 	LIST("list_del corruption"),
 	LIST("list_add double add"),
+	/* fs/super.c and fs/file_table.c of older kernels: a file or inode used after free */
+	{ .anchor = "VFS: Busy inodes after unmount",
+	  .title = "VFS: Busy inodes after unmount (use-after-free)", .flags = F_NO_TRACE },
+	{ .anchor = "VFS: Close: file count is 0",
+	  .title = "VFS: Close: file count is zero (use-after-free)", .flags = F_NO_TRACE },
 	{ .anchor = "BUG kmalloc-", .title = "BUG: %h", .parse = parse_slub, .hdr_max = 60 },
 	{ .anchor = "BUG: sleeping function called from invalid context",
 	  .title = "BUG: sleeping function called from invalid context in %f",

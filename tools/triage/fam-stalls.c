@@ -48,5 +48,8 @@ const struct row fam_stalls[] = {
 	  .skip_also = schedule_skip, .hdr_max = 12 },
 	{ .anchor = "BUG: workqueue lockup", .title = "BUG: workqueue lockup",
 	  .flags = F_NO_TRACE },
+	/* net/core/dev.c netdev_wait_allrefs: a device whose references never drop */
+	{ .anchor = "unregister_netdevice: waiting for",
+	  .title = "unregister_netdevice: waiting for DEV to become free", .flags = F_NO_TRACE },
 	{ NULL },
 };

@@ -52,9 +52,24 @@ void copy_clean(char *dst, size_t cap, const char *src, size_t n)
 	dst[n] = 0;
 }
 
+/* An address or a hash: six or more hex digits and nothing else. */
+static int hex_word(struct str w)
+{
+	size_t i, n = w.n;
+
+	while (n && (w.p[n - 1] == ',' || w.p[n - 1] == ':' || w.p[n - 1] == '.'))
+		n--;
+	if (n < 6)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!is_hex((unsigned char)w.p[i]))
+			return 0;
+	return 1;
+}
+
 /*
  * Free text from a header as a stable title fragment: stop at the first
- * word that carries data (addresses, numbers, key:value, a path after "at",
+ * word that carries data (addresses, numbers, key:value, key=value, a path after "at",
  * "in process", "on CPU#"), drop bracketed words.
  */
 void header_words(char *dst, size_t cap, struct str s)
@@ -78,7 +93,8 @@ void header_words(char *dst, size_t cap, struct str s)
 			continue;
 		}
 		if ((word.p[0] >= '0' && word.p[0] <= '9') || word.p[0] == '-' ||
-		    word.p[0] == '#' || has_prefix(word, "CPU#"))
+		    word.p[0] == '#' || has_prefix(word, "CPU#") || memchr(word.p, '=', w) ||
+		    hex_word(word))
 			break;
 		if ((w == 2 && memcmp(word.p, "at", 2) == 0) ||
 		    (w == 2 && memcmp(word.p, "on", 2) == 0 && s.n > 3 &&
