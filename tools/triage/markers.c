@@ -75,7 +75,8 @@ void parse_marker(struct str m, const char *line, size_t len)
 		}
 		if (has_prefix(m, " begin")) {
 			cur_step = (int)v;
-			copy_clean(cur_step_line, sizeof(cur_step_line), line, len);
+			if (keep_text)	/* only report files show it */
+				copy_clean(cur_step_line, sizeof(cur_step_line), line, len);
 		}
 		return;
 	}
