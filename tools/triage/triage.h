@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * triage: what the core (input.c, core.c, headers.c, frames.c, markers.c,
- * text.c) and the report families (fam-*.c, listed in families.c) share.  A family is a table of header rows;
- * the core finds headers, follows each report and names it from its row.
+ * text.c) and the report families (fam-*.c, listed in families.c) share.
+ * A family is a table of header rows; the core finds headers, follows each
+ * report and names it from its row.
  */
 #ifndef TRIAGE_H
 #define TRIAGE_H
