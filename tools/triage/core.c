@@ -184,9 +184,14 @@ static void close_report(void)
 		strcpy(R.blame, cur.candidate);
 	if ((row->flags & F_NEEDS_FUNC) && !R.blame[0])
 		R.corrupted = 1;
-	/* "Fatal exception" and the like follow the report they end */
+	/*
+	 * "Fatal exception" and the like follow the report they end; alone,
+	 * that report was lost (cut off, or printed before the log began).
+	 */
 	if ((row->flags & F_AFTERMATH) && reports_seen)
 		goto out;
+	if (row->flags & F_AFTERMATH)
+		R.corrupted = 1;
 	reports_seen++;
 	if (cur.off < opt.from)
 		goto out;
