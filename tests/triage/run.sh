@@ -16,7 +16,8 @@ trap 'rm -rf "$work"' EXIT
 
 checks=(stdin_same_as_file from_byte_skips_earlier_reports from_byte_keeps_marker_state
 	reports_dir_and_json truncated_report_is_corrupted report_file_has_trace_and_step
-	missing_file_exits_2 bad_option_exits_2)
+	missing_file_exits_2 bad_option_exits_2 headers_regex_matches_every_report
+	reboot_cut_report_is_corrupted titles_hold_no_addresses_or_ids)
 goldens=("$here"/*.expected)
 n=0
 failed=0
@@ -123,6 +124,23 @@ t_truncated() {
 	! grep -q '"corrupted":true' "$work/s.json"
 }
 
+# a report cut off by a reboot is flagged and names no function
+t_reboot_cut() {
+	"$triage" -j "$work/b.json" "$here/reboot-cut.log" >/dev/null || true
+	grep -q '"corrupted":true' "$work/b.json" && ! grep -q '"title":"[^"]* in ' "$work/b.json"
+}
+
+# no title carries an address, an offset, a PID or a CPU number
+t_clean_titles() {
+	local exp bad
+	for exp in "${goldens[@]}"; do
+		"$triage" "${exp%.expected}.log" 2>/dev/null | cut -f2-
+	done >"$work/titles"
+	[[ -s $work/titles ]] || return 1
+	bad=$(grep -E '0x[0-9a-fA-F]|\+0x|[0-9a-f]{8,}|CPU#?[0-9]|PID|pid [0-9]|\[[0-9]+\]|:[0-9]+' "$work/titles") || true
+	[[ -z $bad ]] || { echo "$bad"; return 1; }
+}
+
 t_report_file() {
 	local rc=0 f
 	"$triage" -r "$work/rep2" "$here/vmemmap-alloc-failure.log" >/dev/null || rc=$?
@@ -143,6 +161,29 @@ t_bad_option() {
 	((rc == 2))
 }
 
+# -H prints one ERE that bash can use; the first line of every report triage
+# names in every golden log matches it (it is the rig's quick filter).
+t_headers() {
+	local re exp log f off line count=0
+	re=$("$triage" -H) || return 1
+	[[ $(printf '%s\n' "$re" | wc -l) == 1 && -n $re ]] || return 1
+	[[ "just a line" =~ $re ]] && { echo "matches anything"; return 1; }
+	for exp in "${goldens[@]}"; do
+		log=${exp%.expected}.log
+		rm -rf "$work/hdr"
+		"$triage" -r "$work/hdr" "$log" >/dev/null || true
+		for f in "$work/hdr"/0*.txt; do
+			[[ -e $f ]] || continue
+			off=$(sed -n 's/^example: console byte \([0-9]*\),.*/\1/p' "$f")
+			line=$(tail -c +$((off + 1)) "$log" | head -c 8192 | tr '\r' '\n' | head -n 1)
+			count=$((count + 1))
+			[[ $line =~ $re ]] || { echo "$(basename "$log"): not matched: $line"; return 1; }
+		done
+	done
+	echo "$count report lines matched"
+	((count > 0))
+}
+
 echo "TAP version 13"
 echo "1..$((${#goldens[@]} + ${#checks[@]}))"
 for exp in "${goldens[@]}"; do
@@ -156,6 +197,9 @@ check truncated_report_is_corrupted t_truncated
 check report_file_has_trace_and_step t_report_file
 check missing_file_exits_2 t_missing_file
 check bad_option_exits_2 t_bad_option
+check headers_regex_matches_every_report t_headers
+check reboot_cut_report_is_corrupted t_reboot_cut
+check titles_hold_no_addresses_or_ids t_clean_titles
 ((n == ${#goldens[@]} + ${#checks[@]})) || echo "# run.sh: the checks list is out of date"
 echo "# triage: $((n - failed)) passed, $failed failed"
 ((failed == 0))

@@ -1,0 +1,765 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * triage core: one console line at a time.  Strips the printk prefixes
+ * (time stamps, [ T123] caller ids, levels), hands markers to markers.c and
+ * other lines to the header search (headers.c), follows each report's trace
+ * to the function its row blames (frames.c), and counts the titles.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "triage.h"
+
+#define REPORT_BYTES	(64u << 10)	/* lines kept per report */
+#define REPORT_LINES	800
+
+struct options opt;
+int keep_text;
+
+static long num_after(struct str s, const char *lit)
+{
+	const char *p = find_lit(s, lit);
+	long v = 0;
+
+	if (!p)
+		return -1;
+	p += strlen(lit);
+	if (p >= s.p + s.n || *p < '0' || *p > '9')
+		return -1;
+	while (p < s.p + s.n && *p >= '0' && *p <= '9' && v < 100000000)
+		v = v * 10 + (*p++ - '0');
+	return v;
+}
+
+/* ---- state --------------------------------------------------------------- */
+
+static struct {
+	struct report r;	/* what family hooks see */
+	uint64_t off;		/* byte offset of its first line */
+	uint64_t lineno;
+	int step;		/* -1: before the first step marker */
+	int armed;		/* an injector was armed when it started */
+	char armed_names[MAX_ARMED * (ARMED_NAME + 1)];
+	char step_line[CTX_LEN];
+	char candidate[FN_LEN];	/* FROM_STALL: the top frame; FROM_HUNG: the first not waiting */
+	char prev[FN_LEN];	/* FROM_STALL: the frame below the last one seen */
+	long warn_cpu, warn_pid;
+	int irq_depth;		/* inside <IRQ>/<NMI>/<SOFTIRQ> */
+	int task_open;		/* <TASK> seen, </TASK> not yet */
+	int phase_lines;	/* lines in the current phase */
+	int has_hw, has_mod;
+	char *buf;		/* the report's own lines */
+	size_t len;
+	unsigned nlines;
+	int truncated;
+} cur;
+
+#define R (cur.r)
+
+static char last_hw[CTX_LEN], last_mod[CTX_LEN];
+static unsigned long reports_seen;	/* since the last boot */
+
+struct title_ent *titles;
+unsigned ntitles;
+unsigned long overflow_count;
+static unsigned *title_hash;		/* index + 1, 0 = empty */
+#define TITLE_HASH (MAX_TITLES * 2)
+
+int fast_skip_ok(void)
+{
+	return !R.row || (R.trace == TR_IN && R.blame[0]);
+}
+
+/* ---- titles -------------------------------------------------------------- */
+
+static unsigned hash_str(const char *s)
+{
+	unsigned h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* Expand the row's template: %h header text, %a access, %f function. */
+static void build_title(char *t, size_t cap)
+{
+	const char *p = R.title;
+	size_t n = 0;
+
+	for (; *p && n + 1 < cap; p++) {
+		const char *v = NULL;
+
+		if (p[0] != '%' || !p[1]) {
+			t[n++] = *p;
+			continue;
+		}
+		p++;
+		if (*p == 'h')
+			v = R.prefix;
+		else if (*p == 'a')
+			v = R.access;
+		else if (*p == 'f')
+			v = R.blame;
+		if (!v || !*v) {
+			/* drop the word joining an empty piece: " in %f", " %a" */
+			while (n && t[n - 1] != ' ')
+				n--;
+			while (n && t[n - 1] == ' ')
+				n--;
+			if (*p == 'f' && n >= 3 && memcmp(t + n - 3, " in", 3) == 0)
+				n -= 3;
+			continue;
+		}
+		while (*v && n + 1 < cap)
+			t[n++] = *v++;
+	}
+	t[n] = 0;
+}
+
+static struct title_ent *find_title(const char *t)
+{
+	unsigned h = hash_str(t) % TITLE_HASH;
+
+	while (title_hash[h]) {
+		struct title_ent *e = &titles[title_hash[h] - 1];
+
+		if (strcmp(e->title, t) == 0)
+			return e;
+		h = (h + 1) % TITLE_HASH;
+	}
+	if (ntitles >= MAX_TITLES)
+		return NULL;
+	struct title_ent *e = &titles[ntitles];
+
+	memset(e, 0, sizeof(*e));
+	e->title = strdup(t);
+	if (!e->title)
+		die_io("out of memory");
+	e->seq = ntitles;
+	e->all_corrupted = 1;
+	title_hash[h] = ++ntitles;
+	return e;
+}
+
+#define MAX_EXAMPLES 512	/* distinct titles whose text is kept */
+
+static void save_example(struct title_ent *e)
+{
+	free(e->text);
+	free(e->ex_armed_names);
+	free(e->ex_step_line);
+	e->text = xmalloc(cur.len + 1);
+	memcpy(e->text, cur.buf, cur.len);
+	e->text[cur.len] = 0;
+	e->text_len = cur.len;
+	e->ex_corrupted = R.corrupted;
+	e->ex_step = cur.step;
+	e->ex_armed = cur.armed;
+	e->ex_armed_names = strdup(cur.armed_names);
+	e->ex_step_line = strdup(cur.step_line);
+	e->ex_off = cur.off;
+	e->ex_lineno = cur.lineno;
+	e->ex_has_hw = cur.has_hw;
+	e->ex_has_mod = cur.has_mod;
+	strcpy(e->ex_hw, last_hw);
+	strcpy(e->ex_mod, last_mod);
+	if (!e->ex_armed_names || !e->ex_step_line)
+		die_io("out of memory");
+}
+
+static void close_report(void)
+{
+	const struct row *row = R.row;
+	char t[TITLE_LEN];
+	struct title_ent *e;
+
+	if (!row)
+		return;
+	if (row->flags & F_PENDING)
+		goto out;
+	if (!R.blame[0] && cur.candidate[0])
+		strcpy(R.blame, cur.candidate);
+	if ((row->flags & F_NEEDS_FUNC) && !R.blame[0])
+		R.corrupted = 1;
+	/*
+	 * "Fatal exception" and the like follow the report they end; alone,
+	 * that report was lost (cut off, or printed before the log began).
+	 */
+	if ((row->flags & F_AFTERMATH) && reports_seen)
+		goto out;
+	if (row->flags & F_AFTERMATH)
+		R.corrupted = 1;
+	reports_seen++;
+	if (cur.off < opt.from)
+		goto out;
+	build_title(t, sizeof(t));
+	e = find_title(t);
+	if (!e) {
+		overflow_count++;
+		goto out;
+	}
+	if (!e->count)
+		e->first_step = cur.step;
+	e->count++;
+	if (cur.armed)
+		e->injected = 1;
+	if (!(cur.armed && (row->flags & F_EXCUSABLE)))
+		e->unexplained = 1;
+	if (!R.corrupted)
+		e->all_corrupted = 0;
+	if (keep_text && e->seq < MAX_EXAMPLES &&
+	    (!e->text || (e->ex_corrupted && !R.corrupted)))
+		save_example(e);
+out:
+	R.row = NULL;
+}
+
+/* ---- blame --------------------------------------------------------------- */
+
+static int skipped(struct str fn)
+{
+	return (frame_classes(fn) & R.row->skip) || name_matches(R.skip_also, fn);
+}
+
+void blame_offer(struct str fn)
+{
+	const struct row *row = R.row;
+
+	if (R.blame[0] || !fn.n || !row)
+		return;
+	switch (row->from) {
+	case FROM_NONE:
+	case FROM_HEADER:
+		return;
+	case FROM_STALL:
+		if (skipped(fn))
+			return;
+		if (stall_anchor(fn)) {
+			if (memmem(fn.p, fn.n, "smp_call_function", 17))
+				strcpy(R.blame, "smp_call_function");
+			else if (cur.prev[0])
+				strcpy(R.blame, cur.prev);
+			else
+				copy_clean(R.blame, sizeof(R.blame), fn.p, fn.n);
+			return;
+		}
+		copy_clean(cur.prev, sizeof(cur.prev), fn.p, fn.n);
+		if (!cur.candidate[0])
+			strcpy(cur.candidate, cur.prev);
+		return;
+	case FROM_HUNG:
+		if (memmem(fn.p, fn.n, "rtnl_lock", 9)) {
+			strcpy(R.blame, "rtnl_lock");
+			return;
+		}
+		if (memmem(fn.p, fn.n, "synchronize_rcu", 15) ||
+		    memmem(fn.p, fn.n, "synchronize_srcu", 16) ||
+		    memmem(fn.p, fn.n, "synchronize_net", 15) ||
+		    memmem(fn.p, fn.n, "synchronize_sched", 17)) {
+			strcpy(R.blame, "synchronize_rcu");
+			return;
+		}
+		if (!cur.candidate[0] && !skipped(fn))
+			copy_clean(cur.candidate, sizeof(cur.candidate), fn.p, fn.n);
+		return;
+	default:
+		if (!skipped(fn))
+			copy_clean(R.blame, sizeof(R.blame), fn.p, fn.n);
+	}
+}
+
+static void offer_name(const char *fn)
+{
+	blame_offer((struct str){ fn, strlen(fn) });
+}
+
+/* ---- reports ------------------------------------------------------------- */
+
+static void open_report(const struct row *row, const struct header *h, uint64_t off,
+			uint64_t lineno)
+{
+	R.row = row;
+	strcpy(R.prefix, h->text);
+	R.access[0] = 0;
+	R.blame[0] = 0;
+	R.title = h->title ? h->title : row->title;
+	R.skip_also = h->skip_also ? h->skip_also : row->skip_also;
+	R.corrupted = h->corrupted;
+	R.trace = TR_NONE;
+	R.at_armed = !row->at_after;
+	cur.off = off;
+	cur.lineno = lineno;
+	cur.step = marker_step();
+	cur.armed = markers_armed() > 0;
+	if (keep_text) {
+		markers_armed_names(cur.armed_names, sizeof(cur.armed_names));
+		strcpy(cur.step_line, marker_step_line());
+	}
+	cur.candidate[0] = 0;
+	cur.prev[0] = 0;
+	cur.warn_cpu = h->cpu;
+	cur.warn_pid = h->pid;
+	cur.irq_depth = 0;
+	cur.task_open = 0;
+	cur.phase_lines = 0;
+	cur.has_hw = cur.has_mod = 0;
+	cur.len = 0;
+	cur.nlines = 0;
+	cur.truncated = 0;
+	offer_name(h->hint);
+}
+
+/* A continuation header: "WARNING:" after "cut here", "Oops:" after "BUG:". */
+static void merge_header(const struct row *row, const struct header *h)
+{
+	if (R.row->flags & F_PENDING) {
+		R.row = row;
+		strcpy(R.prefix, h->text);
+		R.title = h->title ? h->title : row->title;
+		R.skip_also = h->skip_also ? h->skip_also : row->skip_also;
+		R.at_armed = !row->at_after;
+		cur.warn_cpu = h->cpu;
+		cur.warn_pid = h->pid;
+	} else if (row->group == G_WARN) {
+		cur.warn_cpu = h->cpu;
+		cur.warn_pid = h->pid;
+	}
+	cur.phase_lines = 0;
+	offer_name(h->hint);
+}
+
+static void keep_line_slow(const char *line, size_t len)
+{
+	if (cur.nlines >= REPORT_LINES || cur.len + len + 1 > REPORT_BYTES) {
+		cur.truncated = 1;
+		return;
+	}
+	memcpy(cur.buf + cur.len, line, len);
+	cur.len += len;
+	cur.buf[cur.len++] = '\n';
+	cur.nlines++;
+}
+
+static inline void keep_line(const char *line, size_t len)
+{
+	if (keep_text)
+		keep_line_slow(line, len);
+}
+
+static int is_reg_line(struct str s)
+{
+	size_t i = 1;
+
+	s = skip_ws(s);
+	if (has_prefix(s, "Code: "))
+		return 1;
+	if (!s.n || s.p[0] < 'A' || s.p[0] > 'Z')
+		return 0;
+	while (i < s.n && i < 9 && ((s.p[i] >= 'A' && s.p[i] <= 'Z') ||
+				   (s.p[i] >= '0' && s.p[i] <= '9') || s.p[i] == '_'))
+		i++;
+	return i >= 2 && i < s.n && s.p[i] == ':';
+}
+
+/* arm64 register lines: "x29: ffff80000a2b3c40 x28: ...", "sp : ffff..." */
+static int is_arm_reg_line(struct str s)
+{
+	s = skip_ws(s);
+	return (s.n > 5 && s.p[0] == 'x' && s.p[1] >= '0' && s.p[1] <= '9' &&
+		(s.p[2] == ':' || s.p[3] == ':')) ||
+	       has_prefix(s, "sp : ") || has_prefix(s, "lr : ") || has_prefix(s, "pstate: ");
+}
+
+const char *const trace_starts[] = {
+	"Call Trace:", "Call trace:", "Backtrace:", "backtrace:", "backtrace (crc ",
+	NULL
+};
+
+static int trace_start(struct str s)
+{
+	const char *const *t;
+
+	if (!s.n || (s.p[0] != 'C' && s.p[0] != 'B' && s.p[0] != 'b'))
+		return 0;
+	for (t = trace_starts; *t; t++)
+		if (has_prefix(s, *t))
+			return 1;
+	return 0;
+}
+
+/* lockdep's "..., at: func+0x1/0x2" (or "at: [<ffff>] func+0x1/0x2") */
+static void at_line(struct str m)
+{
+	const char *at = find_lit(m, "at: ");
+	struct str s, fn;
+
+	if (!at)
+		return;
+	s = skip_ws(skip_n(m, (size_t)(at - m.p) + 4));
+	while (has_prefix(s, "[<")) {
+		const char *e = find_lit(s, ">]");
+
+		if (!e)
+			return;
+		s = skip_ws(skip_n(s, (size_t)(e - s.p) + 2));
+	}
+	if (sym_span(s, &fn))
+		blame_offer(fn);
+}
+
+/* Trace handling for a line of the open report; returns 1 if consumed. */
+static int trace_line(struct str m)
+{
+	struct str s = skip_ws(m), fn;
+	int unrel;
+	int stall = R.row->from == FROM_STALL || (R.row->flags & F_NO_PC);
+
+	if (R.trace == TR_NONE) {
+		if (trace_start(s)) {
+			R.trace = TR_IN;
+			cur.phase_lines = 0;
+			return 1;
+		}
+		if (s.n && (s.p[0] == 'R' || s.p[0] == 'I' || s.p[0] == 'p' || s.p[0] == 'P' ||
+			    s.p[0] == 'N' || s.p[0] == 'E' || s.p[0] == 'e') && parse_pc_line(s, &fn)) {
+			if (!(R.row->flags & F_NO_PC) || R.row->from == FROM_STALL)
+				blame_offer(fn);
+			return 1;
+		}
+		if ((R.row->flags & F_BARE_TRACE) && m.n && (m.p[0] == ' ' || m.p[0] == '\t') &&
+		    parse_frame(s, &fn, &unrel)) {
+			R.trace = TR_IN;
+			cur.phase_lines = 0;
+			if (!unrel)
+				blame_offer(fn);
+			return 1;
+		}
+		return 0;
+	}
+	if (R.trace != TR_IN)
+		return 0;
+	/* fast path: once blamed, an indented line other than <...> is a frame */
+	if (R.blame[0] && m.n && m.p[0] == ' ' && s.n && s.p[0] != '<')
+		return 1;
+	if (s.n && s.p[0] == '<') {
+		if (has_prefix(s, "<TASK>")) {
+			cur.task_open = 1;
+		} else if (has_prefix(s, "</TASK>")) {
+			cur.task_open = 0;
+			R.trace = TR_DONE;
+			cur.phase_lines = 0;
+		} else if (has_prefix(s, "<IRQ>") || has_prefix(s, "<NMI>") ||
+			   has_prefix(s, "<SOFTIRQ>") || has_prefix(s, "<#DF>")) {
+			cur.irq_depth++;
+		} else if (has_prefix(s, "</IRQ>") || has_prefix(s, "</NMI>") ||
+			   has_prefix(s, "</SOFTIRQ>") || has_prefix(s, "</#DF>")) {
+			if (cur.irq_depth)
+				cur.irq_depth--;
+		}
+		return 1;
+	}
+	if (parse_frame(s, &fn, &unrel)) {
+		if (!unrel && !(stall && cur.irq_depth))
+			blame_offer(fn);
+		return 1;
+	}
+	if (parse_pc_line(s, &fn)) {
+		if (!(stall && cur.irq_depth))
+			blame_offer(fn);
+		return 1;
+	}
+	if (is_reg_line(s) || is_arm_reg_line(s) || !s.n)
+		return 1;
+	/* anything else ends the trace */
+	R.trace = TR_DONE;
+	cur.phase_lines = 0;
+	return 0;
+}
+
+/* Remember the lines a report file needs when its report lacks them. */
+static void note_context(struct str m, int in_report)
+{
+	if (m.n && m.p[0] == 'H' && has_prefix(m, "Hardware name: ")) {
+		copy_clean(last_hw, sizeof(last_hw), m.p, m.n);
+		if (in_report)
+			cur.has_hw = 1;
+	} else if (m.n && m.p[0] == 'M' && has_prefix(m, "Modules linked in:")) {
+		copy_clean(last_mod, sizeof(last_mod), m.p, m.n);
+		if (in_report)
+			cur.has_mod = 1;
+	}
+}
+
+static int is_rule_line(struct str m, char c)
+{
+	size_t i;
+
+	if (m.n < 20)
+		return 0;
+	for (i = 0; i < m.n; i++)
+		if (m.p[i] != c)
+			return 0;
+	return 1;
+}
+
+/* A line of the open report that is not a new header. */
+static void report_line(struct str m, const char *line, size_t len)
+{
+	const struct row *row = R.row;
+
+	keep_line(line, len);
+	if (row->from == FROM_AT && R.trace == TR_NONE && !R.blame[0]) {
+		if (!R.at_armed) {
+			if (find_lit(m, row->at_after))
+				R.at_armed = 1;
+		} else {
+			struct str fn;
+			int unrel;
+
+			if (find_lit(m, "at: "))
+				at_line(m);
+			else if (m.n && (m.p[0] == ' ' || m.p[0] == '\t' || m.p[0] == '[') &&
+				 parse_frame(m, &fn, &unrel) && !unrel)
+				blame_offer(fn);
+		}
+	}
+	if (trace_line(m))
+		return;
+	if (row->body)
+		row->body(&R, m);
+	if (cur.warn_pid >= 0 && R.trace == TR_NONE && has_prefix(m, "CPU: ")) {
+		long c = num_after(m, "CPU: "), p = num_after(m, " PID: ");
+
+		if ((cur.warn_cpu >= 0 && c != cur.warn_cpu) || p != cur.warn_pid)
+			R.corrupted = 1;	/* another CPU's lines in between */
+	}
+	if (m.n > 4 && m.p[0] == '-' && has_prefix(m, "---[ end ")) {
+		close_report();
+		return;
+	}
+	if ((row->flags & F_RULE_END) && R.trace == TR_DONE && is_rule_line(m, '=')) {
+		close_report();
+		return;
+	}
+	cur.phase_lines++;
+	if (R.trace == TR_NONE) {
+		if (cur.phase_lines > row->hdr_max)
+			close_report();
+	} else if (R.trace == TR_DONE) {
+		if (cur.phase_lines > row->tail ||
+		    ((row->flags & F_PAGES_END) && m.n > 15 &&
+		     memcmp(m.p + m.n - 15, " pages reserved", 15) == 0))
+			close_report();
+	}
+}
+
+/* Would a new header now mean two reports are mixed up? */
+static int open_report_unfinished(void)
+{
+	if (!R.row || (R.row->flags & F_PENDING))
+		return 0;
+	if (R.trace == TR_IN)
+		return cur.task_open || !R.blame[0];
+	return R.trace == TR_NONE && (R.row->flags & F_NEEDS_FUNC);
+}
+
+/* A new boot: whatever report is open was cut off by the reboot. */
+static int boot_line(struct str m)
+{
+	return has_prefix(m, "Linux version ") || has_prefix(m, "SeaBIOS (version") ||
+	       has_prefix(m, "Booting the kernel") || has_prefix(m, "Decompressing Linux") ||
+	       has_prefix(m, "Booting Linux on physical CPU");
+}
+
+/* Length of a "[   12.345678]" printk time stamp at s, or 0. */
+static size_t stamp_len(struct str s)
+{
+	size_t i = 1, digits = 0;
+
+	if (!s.n || s.p[0] != '[')
+		return 0;
+	while (i < s.n && s.p[i] == ' ')
+		i++;
+	while (i < s.n && s.p[i] >= '0' && s.p[i] <= '9')
+		i++, digits++;
+	if (!digits || i >= s.n || s.p[i] != '.')
+		return 0;
+	i++;
+	digits = 0;
+	while (i < s.n && s.p[i] >= '0' && s.p[i] <= '9')
+		i++, digits++;
+	if (!digits || i >= s.n || s.p[i] != ']')
+		return 0;
+	return i + 1;
+}
+
+/*
+ * The message of a console line: without "<N>" levels, "[   12.345678]"
+ * stamps, "[  T123]"/"[    C1]" caller ids, and whatever user space wrote
+ * before a kernel line without ending its own ("offline rc=130[ 20.04] rig:").
+ */
+static struct str strip_prefix(struct str m)
+{
+	if (m.n >= 3 && m.p[0] == '<' && m.p[1] >= '0' && m.p[1] <= '9') {
+		size_t i = 1;
+
+		while (i < m.n && i < 5 && m.p[i] >= '0' && m.p[i] <= '9')
+			i++;
+		if (i < m.n && m.p[i] == '>')
+			m = skip_n(m, i + 1);
+	}
+	if (m.n && m.p[0] != '[') {
+		const char *b = memchr(m.p + 1, '[', m.n - 1);
+
+		while (b) {
+			struct str t = skip_n(m, (size_t)(b - m.p));
+			size_t k = stamp_len(t);
+
+			if (k && k < t.n && (t.p[k] == ' ' || t.p[k] == '[')) {
+				m = t;
+				break;
+			}
+			b = memchr(b + 1, '[', (size_t)(m.p + m.n - b - 1));
+		}
+	}
+	/* the common "[%5lu.%06lu] " first, then anything bracketed and numeric */
+	if (m.n > 14 && m.p[0] == '[' && m.p[6] == '.' && m.p[13] == ']' &&
+	    m.p[14] == ' ' && m.p[12] >= '0' && m.p[12] <= '9')
+		return skip_n(m, 15);
+	for (int pass = 0; pass < 2 && m.n && m.p[0] == '['; pass++) {
+		size_t i = 1;
+
+		while (i < m.n && (m.p[i] == ' ' || m.p[i] == '.' ||
+				   (m.p[i] >= '0' && m.p[i] <= '9') ||
+				   (pass && i > 1 && (m.p[i - 1] == ' ' || m.p[i - 1] == '[') &&
+				    (m.p[i] == 'T' || m.p[i] == 'C'))))
+			i++;
+		if (i >= m.n || m.p[i] != ']' || i < 2)
+			break;
+		m = skip_n(m, i + 1);
+		if (m.n && m.p[0] == ' ')
+			m = skip_n(m, 1);
+	}
+	return m;
+}
+
+static void other_line(struct str m, const char *line, size_t len, uint64_t off,
+		       uint64_t lineno);
+
+void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno)
+{
+	struct str m = strip_prefix((struct str){ line, len });
+
+	if (m.n >= 5 && m.p[0] == 'r' && memcmp(m.p, "rig: ", 5) == 0 &&
+	    !has_prefix(m, "rig: FAIL ")) {
+		parse_marker(m, line, len);
+		if (R.row)
+			keep_line(line, len);
+		return;
+	}
+	/*
+	 * No report header or marker starts with white space (frames) or a
+	 * register name ("RAX: ...", "Code: ...").  Inside a call trace whose
+	 * culprit is known, such lines matter only as "not the end yet".
+	 */
+	if (m.n && (m.p[0] == ' ' || m.p[0] == '\t')) {
+		if (!R.row)
+			return;
+		if (R.trace == TR_IN && R.blame[0] && m.p[0] == ' ') {
+			size_t k = 1;
+
+			while (k < m.n && m.p[k] == ' ')
+				k++;
+			if (k == m.n || m.p[k] != '<') {
+				keep_line(line, len);
+				return;
+			}
+		}
+		report_line(m, line, len);
+		return;
+	}
+	if (R.row && m.n > 4 && m.p[0] >= 'A' && m.p[0] <= 'Z' && m.p[0] != 'B' &&
+	    m.p[0] != 'I' && m.p[0] != 'W' && m.p[0] != 'K' && m.p[0] != 'P' && m.p[0] != 'U' &&
+	    m.p[0] != 'V' && is_reg_line(m)) {
+		if (R.trace == TR_IN && !has_prefix(m, "RIP: ")) {
+			keep_line(line, len);
+			return;
+		}
+		report_line(m, line, len);
+		return;
+	}
+	other_line(m, line, len, off, lineno);
+}
+
+/* Lines that may start a report: kept out of process_line, the hot path. */
+static __attribute__((noinline)) void other_line(struct str m, const char *line, size_t len,
+						 uint64_t off, uint64_t lineno)
+{
+	struct header h;
+	const struct row *row;
+
+	if (m.n > 8 && (m.p[0] == 'C' || m.p[0] == 'K') &&
+	    (has_prefix(m, "Command line: ") || has_prefix(m, "Kernel command line: ")))
+		parse_cmdline(m);
+	if (m.n > 8 && boot_line(m)) {
+		if (R.row) {
+			if (open_report_unfinished() || R.trace != TR_DONE)
+				R.corrupted = 1;
+			close_report();
+		}
+		reports_seen = 0;
+		return;
+	}
+	note_context(m, R.row != NULL);
+	row = match_header(m, &h);
+	if (!row) {
+		if (R.row)
+			report_line(m, line, len);
+		return;
+	}
+	if (R.row && (R.row->flags & F_PENDING ? !(row->flags & F_PENDING) :
+		      (row->follows & R.row->group) != 0)) {
+		keep_line(line, len);
+		merge_header(row, &h);
+		return;
+	}
+	if (R.row) {
+		/* a panic that only ends the open report does not mix with it */
+		int mixed = !(row->flags & F_AFTERMATH) && open_report_unfinished();
+
+		if (mixed)
+			R.corrupted = 1;
+		close_report();
+		open_report(row, &h, off, lineno);
+		R.corrupted |= mixed;
+	} else {
+		open_report(row, &h, off, lineno);
+	}
+	keep_line(line, len);
+	if (row->flags & F_NO_TRACE)
+		close_report();
+}
+
+void core_init(void)
+{
+	frames_init();
+	headers_init();
+	if (keep_text)
+		cur.buf = xmalloc(REPORT_BYTES);
+	titles = calloc(MAX_TITLES, sizeof(*titles));
+	title_hash = calloc(TITLE_HASH, sizeof(*title_hash));
+	if (!titles || !title_hash)
+		die_io("out of memory");
+}
+
+void core_finish(void)
+{
+	if (R.row) {
+		if (open_report_unfinished())
+			R.corrupted = 1;	/* the log ends inside it */
+		close_report();
+	}
+}

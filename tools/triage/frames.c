@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * triage core: stack frames.  Parses frame and PC lines of x86 (RIP:, the
+ * old IP:), arm64 (pc :) and arm ("(f) from (g)") traces, and knows the
+ * helper frames that never get the blame (the rules of syzkaller's
+ * pkg/report: reporting, locking, list debugging, allocators, sanitizer
+ * internals, thunks, syscall entry).
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "triage.h"
+
+/*
+ * "name+0xOFF[/0xSIZE]" at s; *name is the name without compiler suffixes
+ * (.isra.0, .constprop.0, .part.0, .cold).  Returns 1 on success.
+ */
+int sym_span(struct str s, struct str *name)
+{
+	size_t i = 0, end = 0;
+
+	if (!s.n || !is_ident((unsigned char)s.p[0]) ||
+	    (s.p[0] >= '0' && s.p[0] <= '9') || s.p[0] == '.')
+		return 0;
+	while (i < s.n && is_ident((unsigned char)s.p[i])) {
+		if (s.p[i] == '.' && !end)
+			end = i;
+		i++;
+	}
+	if (i + 3 > s.n || s.p[i] != '+' || s.p[i + 1] != '0' || s.p[i + 2] != 'x')
+		return 0;
+	if (!end)
+		end = i;
+	name->p = s.p;
+	name->n = end < FN_LEN - 1 ? end : FN_LEN - 1;
+	return 1;
+}
+
+int parse_sym(struct str s, char *out)
+{
+	struct str name;
+
+	if (!sym_span(s, &name))
+		return 0;
+	copy_clean(out, FN_LEN, name.p, name.n);
+	return 1;
+}
+
+/* arm: "[<c0101234>] (func) from [<c0105678>] (caller+0x10/0x14)" -> func */
+static int arm_frame(struct str s, struct str *fn)
+{
+	size_t i = 1;
+
+	if (!s.n || s.p[0] != '(')
+		return 0;
+	while (i < s.n && is_ident((unsigned char)s.p[i]))
+		i++;
+	if (i >= s.n || s.p[i] != ')' || i == 1 || !find_lit(skip_n(s, i), ") from "))
+		return 0;
+	fn->p = s.p + 1;
+	fn->n = i - 1;
+	for (size_t k = 0; k < fn->n; k++)
+		if (fn->p[k] == '.') {
+			fn->n = k;
+			break;
+		}
+	return 1;
+}
+
+/*
+ * Frames without an offset: arm's " func from caller+0x1/0x2" and a
+ * symbolizer's inlined " func path/file.c:12 [inline]".
+ */
+static int plain_frame(struct str s, struct str *fn)
+{
+	size_t i = 0;
+
+	while (i < s.n && is_ident((unsigned char)s.p[i]) && s.p[i] != '.')
+		i++;
+	if (!i || i >= s.n || s.p[i] != ' ' || (s.p[0] >= '0' && s.p[0] <= '9'))
+		return 0;
+	if (!has_prefix(skip_n(s, i), " from ") &&
+	    !(s.n > 9 && memcmp(s.p + s.n - 9, " [inline]", 9) == 0))
+		return 0;
+	fn->p = s.p;
+	fn->n = i < FN_LEN - 1 ? i : FN_LEN - 1;
+	return 1;
+}
+
+/*
+ * A frame line: " ? func+0x1/0x2", "  [<ffffffff81000000>] func+0x1/0x2 [mod]",
+ * arm's "(func) from" and "func from".  *unreliable for "? " frames and bare
+ * addresses.
+ */
+int parse_frame(struct str s, struct str *fn, int *unreliable)
+{
+	s = skip_ws(s);
+	*unreliable = 0;
+	while (has_prefix(s, "[<")) {
+		const char *e = find_lit(s, ">]");
+
+		if (!e)
+			return 0;
+		s = skip_ws(skip_n(s, (size_t)(e - s.p) + 2));
+	}
+	if (has_prefix(s, "? ")) {
+		*unreliable = 1;
+		s = skip_n(s, 2);
+	}
+	if (has_prefix(s, "0x") && s.n > 2 && is_hex((unsigned char)s.p[2])) {
+		/* no symbol (freed module init code): a frame nobody can blame */
+		*unreliable = 1;
+		fn->p = s.p;
+		fn->n = 0;
+		return 1;
+	}
+	return sym_span(s, fn) || arm_frame(s, fn) || plain_frame(s, fn);
+}
+
+/*
+ * The faulting PC: x86 "RIP: 0010:func+0x1/0x2" and "RIP: 0010:[<ffff>] func",
+ * the old "IP: [<ffff>] func+0x1/0x2" and "IP: func+0x1", i386 "EIP:", arm64
+ * "pc : func+0x1", arm "PC is at func+0x1", riscv "epc : ", powerpc "NIP
+ * [c000] func+0x1".  User PCs ("0033:0x4012") give 0.
+ */
+int parse_pc_line(struct str s, struct str *fn)
+{
+	const char *c;
+
+	s = skip_ws(s);
+	if (has_prefix(s, "RIP: ") || has_prefix(s, "EIP: ") || has_prefix(s, "pc : ") ||
+	    has_prefix(s, "epc : "))
+		s = skip_n(s, s.p[0] == 'e' ? 6 : 5);
+	else if (has_prefix(s, "IP: "))
+		s = skip_n(s, 4);
+	else if (has_prefix(s, "NIP ") || has_prefix(s, "NIP:") || has_prefix(s, "PC is at "))
+		s = skip_ws(skip_n(s, s.p[0] == 'N' ? 4 : 9));
+	else
+		return 0;
+	s = skip_ws(s);
+	c = memchr(s.p, ':', s.n < 8 ? s.n : 8);
+	if (c && c > s.p && s.p[0] >= '0' && s.p[0] <= '9')
+		s = skip_n(s, (size_t)(c - s.p) + 1);
+	while (has_prefix(s, "[<") || (has_prefix(s, "[") && s.n > 2 && is_hex((unsigned char)s.p[1]))) {
+		const char *e = memchr(s.p, ']', s.n);
+
+		if (!e)
+			return 0;
+		s = skip_ws(skip_n(s, (size_t)(e - s.p) + 1));
+	}
+	return sym_span(s, fn);
+}
+
+/*
+ * Name patterns: "^x" a prefix, "x$" a suffix, "^x$" the whole name, else a
+ * part of it (as syzkaller's skip patterns, which are unanchored regexps).
+ */
+static int pat_match(const char *pat, struct str name)
+{
+	size_t l = strlen(pat);
+	int head = pat[0] == '^', tail = l > 1 && pat[l - 1] == '$';
+	const char *core = pat + head;
+	size_t cl = l - (size_t)head - (size_t)tail;
+
+	if (cl > name.n)
+		return 0;
+	if (head && tail)
+		return cl == name.n && memcmp(core, name.p, cl) == 0;
+	if (head)
+		return memcmp(core, name.p, cl) == 0;
+	if (tail)
+		return memcmp(core, name.p + name.n - cl, cl) == 0;
+	return memmem(name.p, name.n, core, cl) != NULL;
+}
+
+int name_matches(const char *const *pats, struct str name)
+{
+	for (; pats && *pats; pats++)
+		if (pat_match(*pats, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Stalls loop somewhere inside a request: the title names the frame just
+ * above where the request entered (a syscall's file operation, a work item,
+ * a timer), so that one stall gets one title wherever the loop was caught.
+ */
+static const char *const anchors[] = {
+	"process_one_work", "do_syscall_", "do_fast_syscall_", "sysenter_dispatch",
+	"tracesys_phase2", "el0_svc_handler", "invoke_syscall", "ret_fast_syscall",
+	"netif_receive_skb", "do_softirq", "call_timer_fn", "_run_timers",
+	"run_timer_softirq", "hrtimer_run", "run_ksoftirqd", "smpboot_thread_fn",
+	"^kthread$", "start_secondary", "cpu_startup_entry", "ret_from_fork",
+	"vfs_write", "vfs_read", "vfs_iter_read", "vfs_iter_write", "do_iter_read",
+	"do_iter_write", "call_read_iter", "call_write_iter", "new_sync_read",
+	"new_sync_write", "vfs_ioctl", "ksys_ioctl", "compat_ioctl", "blkdev_ioctl",
+	"do_iter_readv_writev", "^call_mmap", "mmap_region", "do_mmap",
+	"do_dentry_open", "vfs_open", "^sock_sendmsg", "^sock_recvmsg",
+	"^sock_release", "^__sock_release", "kernel_setsockopt",
+	"sock_common_setsockopt", "kernel_listen", "sk_common_release", "^sock_mmap",
+	"kernel_accept", "^sock_do_ioctl", "^sock_ioctl", "^nfnetlink_rcv_msg",
+	"^rtnetlink_rcv_msg", "^netlink_dump", "__do_fault", "do_page_fault",
+	"^page_fault$", "__fput", "task_work_run", "exit_to_usermode",
+	"smp_call_function", "tasklet_action",
+	NULL
+};
+
+static const struct skip_class {
+	unsigned cls;
+	const char *const *pats;
+} skip_classes[] = {
+	{ SK_COMMON, (const char *const[]){
+		"panic", "invalid_op", "report_bug", "fixup_bug", "handle_bug", "do_error",
+		"_trap$", "do_trap", "show_stack", "dump_stack", "walk_stack",
+		"dump_backtrace", "show_trace_log_lvl", "sched_show_task", "warn_slowpath",
+		"warn_alloc", "warn_bogus", "__warn", "printk", "print_report",
+		"debug_object", "timer_is_static_object", "work_is_static_object",
+		"^die$", "^__die", "die_addr", "die_kernel_fault", "^oops_", "page_fault_oops",
+		"kernelmode_fixup_or_oops", "bad_area", "^no_context$", "exc_page_fault",
+		"handle_page_fault", "do_user_addr_fault", "exc_general_protection",
+		"^asm_exc_", "^exc_invalid_op", "fixup_exception", "^ex_handler_",
+		"nmi_cpu_backtrace", "cpumask_backtrace", "single_cpu_backtrace",
+		"dump_cpu_task", "bug_handler", "do_kernel_fault", "do_translation_fault",
+		"do_mem_abort", "el1_abort", "el1h_64_sync", "^el1_da", "^el1_dbg",
+		"call_break_hook", "brk_handler", "dev_warn", "dev_err", "dev_info",
+		"snprintf", "kasprintf", "kvasprintf", "^string$", "^pointer$",
+		NULL } },
+	{ SK_ENTRY, (const char *const[]){
+		"_indirect_thunk_", "__x86_return_thunk", "^__x64_sys_", "^__ia32_sys_",
+		"^__arm64_sys_", "^__se_sys_", "^entry_SYSCALL", "^entry_SYSENTER",
+		"^do_syscall_", "^el0_svc", "^invoke_syscall", "^__invoke_syscall",
+		"read_once_", "write_once_", "atomic_", "atomic64_", "^arch_atomic",
+		"set_bit", "clear_bit", "change_bit", "test_bit", "^refcount_", "^kref_",
+		"^rb_", "^__rb_", "^complete$", "^kvfree$", "^kfree$",
+		"^iput$", "^put_device$", "^klist_", "^get_taint$",
+		NULL } },
+	{ SK_SAN, (const char *const[]){
+		"__sanitizer", "__asan", "kasan", "hwasan", "__msan", "kmsan", "kcsan_",
+		"__tsan", "kfence_", "__kfence", "ubsan", "check_memory_region",
+		"check_heap_object", "check_object", "read_word_at_a_time",
+		"print_address_description", "memcpy", "memcmp", "memset", "memchr",
+		"memmove", "memdup", "strcmp", "strncmp", "strcpy", "strlcpy", "strncpy",
+		"strscpy", "strlen", "strstr", "strnstr", "strnlen", "strchr", "strdup",
+		"strndup", "copy_to_user", "copy_from_user", "copy_to_iter",
+		"copy_from_iter", "copy_page_to_iter", "copy_page_from_iter", "put_user",
+		"get_user", "might_fault", "might_sleep", "might_resched",
+		NULL } },
+	{ SK_ALLOC, (const char *const[]){
+		"alloc_page", "malloc", "zalloc", "calloc", "krealloc", "kmem_cache",
+		"allocate_slab", "__alloc_frozen_pages", "folio_alloc", "slab_",
+		"^new_slab", "get_page_from_freelist", "^rmqueue", "prepare_alloc_pages",
+		"__get_free_pages", "get_zeroed_page", "vmalloc", "vzalloc",
+		"vmemmap_alloc_block", "__earlyonly_bootmem_alloc", "memblock_alloc",
+		"kmemleak_alloc", "kstrdup", "kmemdup", "kvrealloc", "kvcalloc",
+		NULL } },
+	{ SK_LOCK, (const char *const[]){
+		"lockdep", "lock_acquire", "lock_release", "lock_class", "mark_lock",
+		"held_locks", "raw_spin_rq", "spin_lock", "spin_trylock", "spin_unlock",
+		"read_lock", "read_trylock", "write_lock", "write_trylock", "read_unlock",
+		"write_unlock", "^down$", "down_read", "down_write", "down_trylock",
+		"^down_interruptible", "^down_killable", "up_read", "up_write", "^mutex_",
+		"^__mutex_", "^rt_mutex_", "^__rt_mutex", "owner_on_cpu", "osq_lock",
+		"osq_unlock", "queued_spin_lock", "bh_enable", "bh_disable",
+		"print_unlock", "imbalance_bug", "print_usage_bug", "validate_chain",
+		"check_prev_add", "check_prevs_add", "check_noncircular",
+		"check_deadlock", "print_deadlock_bug", "print_circular_bug",
+		"lock_is_held", "debug_check_no_locks", "rcu_lock_acquire", "__wake_up",
+		"^spin_bug$", "^spin_dump$", "^percpu_down", "^percpu_up",
+		NULL } },
+	{ SK_LIST, (const char *const[]){
+		"list_add", "list_del", "list_replace", "list_move", "list_splice",
+		"__list_valid_slowpath",
+		NULL } },
+	{ SK_FAULT, (const char *const[]){
+		"should_fail", "fail_dump", "^fei_", "aggr_pre_handler",
+		"opt_pre_handler", "optimized_callback", "^kprobe_", "^do_int3",
+		"^exc_int3", "^ftrace_",
+		NULL } },
+	/* FROM_HUNG: where a blocked task waits, never why */
+	{ SK_SCHED, (const char *const[]){
+		"sched", "_lock", "_slowlock", "down", "rwsem", "completion", "kthread",
+		"wait", "synchronize", "context_switch", "__switch_to",
+		"cancel_delayed_work", "rcu_barrier", "sleep", "^folio_wait",
+		"^bit_wait", "^__lock_page",
+		NULL } },
+	{ SK_FREE, (const char *const[]){
+		"free_page", "put_page", "get_page", "update_page", "release_page",
+		"free_unref", "^folio", "^_folio", "^__folio", "truncate_inode_pages",
+		"page_frag_free", "alloc", "vmap", "page_owner", "^bad_page",
+		"free_pages", "free_one_page", "free_pcp", "check_new_page",
+		NULL } },
+	{ SK_ANCHOR, anchors },
+	/* the timer interrupt that prints a stall, and the stall printers */
+	{ SK_STALL, (const char *const[]){
+		"rcu", "apic_timer_interrupt", "sysvec_", "hrtimer", "tick_",
+		"update_process_times", "watchdog_timer_fn", "irq_exit", "softirq",
+		"nmi", "perf_event_overflow", "handle_pmi",
+		NULL } },
+};
+
+/* Memo of name -> skip classes: the same few hundred frames recur. */
+#define MEMO_SIZE 8192
+#define MEMO_NAME 64
+static struct memo {
+	char name[MEMO_NAME];
+	unsigned char len;
+	unsigned char used;
+	unsigned cls;
+} *memo;
+static unsigned memo_used;
+
+void frames_init(void)
+{
+	memo = calloc(MEMO_SIZE, sizeof(*memo));
+	if (!memo)
+		die_io("out of memory");
+}
+
+/* Cheap hash for function names: their length, head and tail. */
+static unsigned hash_name(const char *s, size_t n)
+{
+	uint64_t a = 0, b = 0;
+
+	memcpy(&a, s, n < 8 ? n : 8);
+	if (n > 8)
+		memcpy(&b, s + n - (n < 16 ? n - 8 : 8), n < 16 ? n - 8 : 8);
+	a = (a ^ (b * 0x9e3779b97f4a7c15u) ^ n) * 0xff51afd7ed558ccdu;
+	return (unsigned)(a >> 32);
+}
+
+unsigned frame_classes(struct str name)
+{
+	unsigned cls = 0, h = 0, i;
+	size_t k;
+	int memoize = name.n < MEMO_NAME;
+
+	if (memoize) {
+		h = hash_name(name.p, name.n) & (MEMO_SIZE - 1);
+		for (i = 0; i < MEMO_SIZE && memo[h].used; i++) {
+			if (memo[h].len == name.n && memcmp(memo[h].name, name.p, name.n) == 0)
+				return memo[h].cls;
+			h = (h + 1) & (MEMO_SIZE - 1);
+		}
+	}
+	for (k = 0; k < sizeof(skip_classes) / sizeof(skip_classes[0]); k++)
+		if (name_matches(skip_classes[k].pats, name))
+			cls |= skip_classes[k].cls;
+	if (memoize && memo_used < MEMO_SIZE * 3 / 4) {
+		/* h is the free slot the lookup stopped at */
+		memcpy(memo[h].name, name.p, name.n);
+		memo[h].len = (unsigned char)name.n;
+		memo[h].cls = cls;
+		memo[h].used = 1;
+		memo_used++;
+	}
+	return cls;
+}
+
+int stall_anchor(struct str name)
+{
+	return (frame_classes(name) & SK_ANCHOR) != 0;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * triage core: finding report headers.  The rows of every family
+ * (families.c) are indexed once; each console message is then searched for
+ * their anchors wherever they start, since console lines are often glued to
+ * other output.
+ */
+#include <stdlib.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "triage.h"
+
+/*
+ * Each anchor is found by two of its bytes, one of them rare in console text
+ * (':', '!', '>' or '#'): a SIMD pass finds the rare bytes of a line, and only
+ * there a bitmap of the key pairs is read, so ordinary text costs a few
+ * instructions per 16 bytes.  The anchors with no rare byte ("kernel BUG
+ * at", "general protection fault", "list_add corruption", ...) are looked
+ * for where a message starts and after a rare byte and a space ("Oops: ",
+ * "kmemleak: ", a shell prompt's "# ").
+ */
+struct anchor_ref {
+	const struct row *row;
+	unsigned short len;	/* of the anchor */
+	unsigned char key_off;	/* where its key pair is */
+};
+
+#define MAX_ANCHORS 256
+static struct anchor_ref anchor_refs[MAX_ANCHORS];
+static unsigned char pair_first[65536];		/* 1 + index of a list head, 0: none */
+static uint64_t pair_bits[65536 / 64];
+static unsigned char anchor_next[MAX_ANCHORS];	/* 1 + next with the same key pair */
+static unsigned nanchors;
+static unsigned char start_first[256];		/* anchors with no rare byte, by first byte */
+
+static int is_rare(unsigned char c)
+{
+	return c == ':' || c == '!' || c == '>' || c == '#';
+}
+
+/* A key pair must hold a rare byte; one with a capital or '_' is seldom seen. */
+static int pair_score(unsigned char a, unsigned char b)
+{
+	int sc = 0;
+
+	if (!is_rare(a) && !is_rare(b))
+		return 0;
+	if ((a >= 'A' && a <= 'Z') || (b >= 'A' && b <= 'Z') || a == '_' || b == '_')
+		sc += 4;
+	if (a != ' ' && b != ' ')
+		sc += 2;
+	return sc + 1;
+}
+
+void headers_init(void)
+{
+	const struct family *f;
+	const struct row *r;
+
+	for (f = families; f->name; f++) {
+		for (r = f->rows; r->anchor; r++) {
+			size_t l = strlen(r->anchor), i, best = 0;
+			int best_score = 0;
+			unsigned key;
+
+			if (l < 2 || l > 255 || nanchors >= MAX_ANCHORS)
+				die_io("bad header table at '%s'", r->anchor);
+			for (i = 0; i + 1 < l; i++) {
+				int sc = pair_score((unsigned char)r->anchor[i],
+						    (unsigned char)r->anchor[i + 1]);
+
+				if (sc > best_score) {
+					best_score = sc;
+					best = i;
+				}
+			}
+			anchor_refs[nanchors] = (struct anchor_ref){ r, (unsigned short)l,
+								   (unsigned char)best };
+			if (!best_score) {
+				unsigned char c0 = (unsigned char)r->anchor[0];
+
+				anchor_next[nanchors] = start_first[c0];
+				start_first[c0] = (unsigned char)(nanchors + 1);
+			} else {
+				key = (unsigned char)r->anchor[best] |
+				      (unsigned)(unsigned char)r->anchor[best + 1] << 8;
+				anchor_next[nanchors] = pair_first[key];
+				pair_first[key] = (unsigned char)(nanchors + 1);
+				pair_bits[key >> 6] |= UINT64_C(1) << (key & 63);
+			}
+			nanchors++;
+		}
+	}
+}
+
+/* Bit i set when p[i] is a rare byte, for the n <= 16 bytes at p. */
+static inline unsigned rare_mask(const char *p, size_t n)
+{
+	unsigned m = 0;
+#ifdef __SSE2__
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
+					      _mm_cmpeq_epi8(v, _mm_set1_epi8('!'))),
+				 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('>')),
+					      _mm_cmpeq_epi8(v, _mm_set1_epi8('#'))));
+
+	m = (unsigned)_mm_movemask_epi8(e);
+#else
+	for (size_t i = 0; i < 16; i++)
+		m |= (unsigned)is_rare((unsigned char)p[i]) << i;
+#endif
+	return n < 16 ? m & ((1u << n) - 1) : m;
+}
+
+struct candidate {
+	size_t start;
+	const struct anchor_ref *a;
+};
+
+static inline int key_pair(struct str m, size_t i)
+{
+	unsigned key = (unsigned char)m.p[i] | (unsigned)(unsigned char)m.p[i + 1] << 8;
+
+	return (pair_bits[key >> 6] >> (key & 63)) & 1;
+}
+
+static void try_pair(struct str m, size_t i, struct candidate *c, unsigned *nc)
+{
+	unsigned key = (unsigned char)m.p[i] | (unsigned)(unsigned char)m.p[i + 1] << 8;
+	unsigned j;
+
+	for (j = pair_first[key]; j; j = anchor_next[j - 1]) {
+		const struct anchor_ref *a = &anchor_refs[j - 1];
+		size_t s = i - a->key_off;
+
+		if (i < a->key_off || a->len > m.n - s || m.p[s] != a->row->anchor[0] ||
+		    memcmp(m.p + s, a->row->anchor, a->len) != 0 || *nc == 16)
+			continue;
+		c[(*nc)++] = (struct candidate){ s, a };
+	}
+}
+
+static void try_start(struct str m, size_t s, struct candidate *c, unsigned *nc)
+{
+	unsigned j;
+
+	if (s >= m.n)
+		return;
+	for (j = start_first[(unsigned char)m.p[s]]; j && *nc < 16; j = anchor_next[j - 1]) {
+		const struct anchor_ref *a = &anchor_refs[j - 1];
+
+		if (a->len <= m.n - s && memcmp(m.p + s, a->row->anchor, a->len) == 0)
+			c[(*nc)++] = (struct candidate){ s, a };
+	}
+}
+
+static int cmp_candidate(const void *x, const void *y)
+{
+	const struct candidate *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return (int)b->a->len - (int)a->a->len;
+}
+
+/*
+ * The first header in the message, wherever it starts (console lines are
+ * often glued to other output): the leftmost anchor, the longest there; a
+ * row's parser may still say no, and a catch-all row gives way to any other
+ * header on the line.  The message may be read up to 15 bytes past its end
+ * (the input buffer has room).
+ */
+const struct row *match_header(struct str m, struct header *h)
+{
+	struct candidate c[16];
+	unsigned nc = 0, k;
+	const struct row *fallback = NULL;
+	struct header fh;
+	size_t blk;
+
+	if (m.n < 2)
+		return NULL;
+	for (blk = 0; blk < m.n; blk += 16) {
+		unsigned mask = rare_mask(m.p + blk, m.n - blk);
+
+		while (mask) {
+			size_t i = blk + (size_t)__builtin_ctz(mask);
+
+			mask &= mask - 1;
+			if (i > 0 && key_pair(m, i - 1) && !is_rare((unsigned char)m.p[i - 1]))
+				try_pair(m, i - 1, c, &nc);
+			if (i + 1 < m.n && key_pair(m, i))
+				try_pair(m, i, c, &nc);
+			if (i + 2 < m.n && m.p[i + 1] == ' ' && start_first[(unsigned char)m.p[i + 2]])
+				try_start(m, i + 2, c, &nc);
+		}
+	}
+	try_start(m, 0, c, &nc);
+	if (!nc)
+		return NULL;
+	if (nc > 1)
+		qsort(c, nc, sizeof(c[0]), cmp_candidate);
+	for (k = 0; k < nc; k++) {
+		const struct row *r = c[k].a->row;
+
+		h->msg = m;
+		h->at = skip_n(m, c[k].start);
+		h->text[0] = 0;
+		h->hint[0] = 0;
+		h->title = NULL;
+		h->skip_also = NULL;
+		h->cpu = h->pid = -1;
+		h->corrupted = 0;
+		if (r->parse && !r->parse(h))
+			continue;
+		if (!(r->flags & F_GENERIC))
+			return r;
+		if (!fallback) {
+			fallback = r;
+			fh = *h;
+		}
+	}
+	if (fallback)
+		*h = fh;
+	return fallback;
+}
+

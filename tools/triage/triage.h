@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * triage: what the core (input.c, core.c, headers.c, frames.c, markers.c,
+ * text.c) and the report families (fam-*.c, listed in families.c) share.
+ * A family is a table of header rows; the core finds headers, follows each
+ * report and names it from its row.
+ */
+#ifndef TRIAGE_H
+#define TRIAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FN_LEN		96		/* function name */
+#define PREFIX_LEN	192		/* title text before " in FUNC" */
+#define TITLE_LEN	(PREFIX_LEN + FN_LEN + 16)
+#define CTX_LEN		512		/* saved context lines */
+#define MAX_ARMED	16
+#define ARMED_NAME	32
+
+/* ---- strings ----------------------------------------------------------- */
+
+struct str {
+	const char *p;
+	size_t n;
+};
+
+/* Inline, so that a literal's length and comparison fold into a few instructions. */
+static inline int has_prefix(struct str s, const char *lit)
+{
+	size_t l = __builtin_strlen(lit);
+
+	return s.n >= l && __builtin_memcmp(s.p, lit, l) == 0;
+}
+
+static inline struct str skip_n(struct str s, size_t k)
+{
+	if (k > s.n)
+		k = s.n;
+	s.p += k;
+	s.n -= k;
+	return s;
+}
+
+static inline struct str skip_ws(struct str s)
+{
+	while (s.n && (*s.p == ' ' || *s.p == '\t')) {
+		s.p++;
+		s.n--;
+	}
+	return s;
+}
+
+static inline int is_ident(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
+}
+
+static inline int is_hex(int c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+	       (c >= 'A' && c <= 'F');
+}
+
+const char *find_lit(struct str s, const char *lit);
+void copy_clean(char *dst, size_t cap, const char *src, size_t n);
+void header_words(char *dst, size_t cap, struct str s);
+void sanitize_reason(char *dst, size_t cap, struct str s);
+void die_io(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void *xmalloc(size_t n);
+
+/* ---- frames (frames.c) ------------------------------------------------- */
+
+/* Classes of helper frames that never get the blame; a row masks them. */
+enum {
+	SK_COMMON = 1 << 0,	/* reporting, traps, exception entry, printk */
+	SK_SCHED = 1 << 1,	/* scheduler, sleeping, waiting */
+	SK_ALLOC = 1 << 2,	/* page, slab and vmalloc allocators */
+	SK_FAULT = 1 << 3,	/* fault injection */
+	SK_LIST = 1 << 4,	/* list debugging */
+	SK_SAN = 1 << 5,	/* KASAN/KMSAN/KFENCE/UBSAN internals, mem and str helpers */
+	SK_LOCK = 1 << 6,	/* lockdep and lock primitives */
+	SK_FREE = 1 << 7,	/* page and slab freeing */
+	SK_STALL = 1 << 8,	/* timer interrupt and stall printers */
+	SK_ENTRY = 1 << 9,	/* syscall entry, thunks, atomics, refcounts */
+	SK_ANCHOR = 1 << 10,	/* not skipped: where a stalled request entered */
+};
+#define SK_BASE (SK_COMMON | SK_ENTRY | SK_SAN | SK_ALLOC | SK_LOCK | SK_LIST | SK_FAULT)
+
+int sym_span(struct str s, struct str *name);
+int parse_sym(struct str s, char *out);
+int parse_frame(struct str s, struct str *fn, int *unreliable);
+int parse_pc_line(struct str s, struct str *fn);
+unsigned frame_classes(struct str name);
+int name_matches(const char *const *pats, struct str name);
+int stall_anchor(struct str name);
+void frames_init(void);
+
+/* ---- report families ---------------------------------------------------- */
+
+/* Where the function of a title comes from. */
+enum blame_from {
+	FROM_NONE,	/* the title names no function */
+	FROM_STACK,	/* the header's own function, the PC line, the call trace */
+	FROM_STALL,	/* the interrupted task's stack, the frame above an anchor */
+	FROM_HUNG,	/* the blocked task's stack, past the waiting frames */
+	FROM_AT,	/* "at: func" after the row's marker line, then the stack */
+	FROM_HEADER,	/* the header line says it all (KCSAN's "f / g") */
+};
+
+enum {
+	F_NEEDS_FUNC = 1 << 0,	/* no function found: the report is corrupted */
+	F_EXCUSABLE = 1 << 1,	/* an armed injector explains it */
+	F_END_MARK = 1 << 2,	/* closes at "---[ end trace" */
+	F_NO_TRACE = 1 << 3,	/* a one-line report */
+	F_RULE_END = 1 << 4,	/* closes at a "=====" line after its trace */
+	F_PENDING = 1 << 5,	/* "cut here": waits for the WARNING or BUG line */
+	F_CONT = 1 << 6,	/* continues an open report of a kind in .follows */
+	F_BARE_TRACE = 1 << 7,	/* frames follow the header without "Call Trace:" */
+	F_AFTERMATH = 1 << 8,	/* a consequence of an earlier report: not counted then */
+	F_PAGES_END = 1 << 9,	/* warn_alloc: closes at "N pages reserved" */
+	F_NO_PC = 1 << 10,	/* the PC line is not the culprit (stall printers) */
+	F_GENERIC = 1 << 11,	/* a catch-all: any other header on the line wins */
+};
+
+/* Groups a continuation header may follow (row.group, row.follows). */
+enum {
+	G_CUT = 1 << 0, G_WARN = 1 << 1, G_KBUG = 1 << 2, G_FAULT = 1 << 3,
+	G_DIE = 1 << 4, G_LIST = 1 << 5, G_GPF = 1 << 6,
+};
+
+struct report;
+
+/*
+ * What a header parser sees and fills: the message (prefixes stripped), the
+ * anchor's place in it, and the title pieces.
+ */
+struct header {
+	struct str msg;
+	struct str at;		/* from the anchor to the end of the message */
+	char text[PREFIX_LEN];	/* %h of the title template */
+	char hint[FN_LEN];	/* a function the header itself names */
+	const char *title;	/* template; NULL: the row's */
+	const char *const *skip_also;	/* NULL: the row's */
+	long cpu, pid;
+	int corrupted;
+};
+
+/*
+ * One row: a header to detect, the title it gets, and where the function
+ * comes from.  The anchor is plain text found anywhere in a console line;
+ * parse (optional) checks the rest and fills the title pieces, or says 0:
+ * not a kernel report after all.
+ *
+ * Title templates: %h the header's text (from parse), %a the access ("Read",
+ * "Write", from the report body), %f the blamed function; " in %f" is dropped
+ * when no function is found.
+ */
+struct row {
+	const char *anchor;
+	const char *title;
+	enum blame_from from;
+	unsigned flags;
+	unsigned skip;			/* SK_* classes never blamed */
+	const char *const *skip_also;	/* and these names (see name_matches) */
+	const char *at_after;		/* FROM_AT: the line after which "at:" counts */
+	int (*parse)(struct header *h);
+	void (*body)(struct report *r, struct str m);	/* every body line */
+	unsigned char group, follows;
+	short hdr_max;			/* lines before a trace, then give up */
+	short tail;			/* lines kept after the trace */
+};
+
+struct family {
+	const char *name;
+	const struct row *rows;		/* ends with a row whose anchor is NULL */
+};
+
+extern const struct family families[];
+
+/* The report being read, as far as a family's body hook needs it. */
+struct report {
+	const struct row *row;
+	char prefix[PREFIX_LEN];	/* %h */
+	char access[8];			/* %a */
+	char blame[FN_LEN];
+	const char *title;
+	const char *const *skip_also;
+	int corrupted;
+	int trace;			/* TR_* */
+	int at_armed;			/* FROM_AT: the marker line was seen */
+};
+
+enum { TR_NONE, TR_IN, TR_DONE };
+
+/* Offer a function for the title; the first one not skipped wins. */
+void blame_offer(struct str fn);
+
+/* ---- header search (headers.c) ------------------------------------------ */
+
+void headers_init(void);
+const struct row *match_header(struct str m, struct header *h);
+
+/* ---- markers (markers.c) ------------------------------------------------ */
+
+void parse_marker(struct str m, const char *line, size_t len);
+void parse_cmdline(struct str m);
+int marker_step(void);
+const char *marker_step_line(void);
+int markers_armed(void);
+void markers_armed_names(char *out, size_t cap);
+
+/* ---- core (core.c) and input (input.c) --------------------------------- */
+
+struct options {
+	const char *reports_dir;
+	const char *json_file;
+	uint64_t from;
+};
+extern struct options opt;
+extern int keep_text;
+
+void core_init(void);
+void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno);
+int fast_skip_ok(void);
+void core_finish(void);
+void scan(int fd);
+
+/* Titles counted so far (core.c), for the output (main.c). */
+struct title_ent {
+	char *title;
+	unsigned long count;
+	unsigned long seq;	/* order of first appearance */
+	int first_step;
+	int injected;		/* some occurrence had an injector armed */
+	int unexplained;	/* some occurrence was not excused */
+	int all_corrupted;
+	char *text;		/* example: the first clean occurrence, else the first */
+	size_t text_len;
+	int ex_corrupted;
+	int ex_step;
+	int ex_armed;
+	char *ex_armed_names;
+	char *ex_step_line;
+	uint64_t ex_off;
+	uint64_t ex_lineno;
+	int ex_has_hw, ex_has_mod;
+	char ex_hw[CTX_LEN], ex_mod[CTX_LEN];
+};
+
+#define MAX_TITLES	4096
+extern struct title_ent *titles;
+extern unsigned ntitles;
+extern unsigned long overflow_count;
+
+/* The header regex for --headers (families.c). */
+void print_headers_regex(void);
+extern const char *const trace_starts[];
+
+#endif
