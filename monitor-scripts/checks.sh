@@ -13,11 +13,12 @@ TRIAGE=${TRIAGE:-$RIG_BUILD/tools/triage}
 # a rate at their checkpoints.
 CHECK_MEMMAP_EXACT=1
 
-# Lines that start or belong to a kernel report; the triage names them.
-REPORT_RE='(BUG:|WARNING:|Oops|Kernel panic|general protection fault|kernel BUG at|INFO: task .* blocked|soft lockup|hard LOCKUP|rcu: INFO|detected stall|page allocation failure|vmemmap alloc failure|FAULT_INJECTION|list_add corruption|list_del corruption|KASAN|KFENCE|unreferenced object|possible .*deadlock|suspicious RCU usage|Call Trace:|rig: FAIL)'
-
 # The console is followed as it grows, in bash: a quiet step costs no fork.
+# A line that may start or belong to a kernel report (REPORT_RE, printed by
+# the triage from the same family table it detects reports with, so the two
+# cannot drift) has the triage name the step's reports.
 console_open() {
+	REPORT_RE=$("$TRIAGE" --headers) || die "$TRIAGE --headers failed"
 	exec {CON_FD}<"$RUN_DIR/console.log"
 	CON_OFF=0 CON_PART='' CON_SUSPECT=0
 }
