@@ -714,7 +714,11 @@ static __attribute__((noinline)) void other_line(struct str m, const char *line,
 		return;
 	}
 	note_context(m, R.row != NULL);
-	row = match_header(m, &h);
+	/*
+	 * "---[ end Kernel panic - not syncing: ... ]---" closes the report it
+	 * repeats; the header inside it is not a new one.
+	 */
+	row = m.n > 9 && m.p[0] == '-' && has_prefix(m, "---[ end ") ? NULL : match_header(m, &h);
 	if (!row) {
 		if (R.row)
 			report_line(m, line, len);
