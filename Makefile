@@ -9,7 +9,7 @@ RIG_VARS := SEED ACCEL KERNEL_SRC KERNEL_IMAGE EXTRA_PATCHES FIXES VARIANT SERIE
 rig_args = $(strip $(foreach v,$(RIG_VARS),$(if $(strip $($(v))),'$(v)=$(strip $($(v)))')))
 export RIG_MAKE_COMMAND = make $(MAKECMDGOALS) $(rig_args)
 
-.PHONY: help run soak test check-all bench kernel initramfs triage deps lint clean distclean
+.PHONY: help run soak test check-all bench kernel initramfs triage deps lint clean distclean sendable
 
 help:
 	@echo 'hotplug-rig: memory-hotplug stress and fault injection in a QEMU guest'
@@ -25,6 +25,7 @@ help:
 	@echo '  triage     classify kernel reports in a console log: make triage LOG=file'
 	@echo '  deps       install missing packages (as root) or print the apt-get line'
 	@echo '  lint       shellcheck every script'
+	@echo '  sendable   write the series (FIXES=1: the fixes) for the list, [KERNEL=tree] [OUT=dir]'
 	@echo '  clean      remove logs; distclean also removes build/ (kernel tree and cache)'
 	@echo
 	@echo 'variables:'
@@ -86,3 +87,6 @@ clean:
 
 distclean: clean
 	rm -rf build
+
+sendable:
+	monitor-scripts/sendable $(if $(FIXES),FIXES=$(FIXES)) $(if $(KERNEL),KERNEL=$(KERNEL)) $(if $(OUT),OUT=$(OUT))
