@@ -8,12 +8,12 @@ RIG := monitor-scripts/rig
 # each one, and names a variable given on make's command line that it does
 # not know (RIG_CMDLINE_VARS).
 RIG_VARS := $(shell $(RIG) vars)
-MAKE_VARS := SCENARIO LOG DURATION CHECKPOINT MATRIX SHARD PAR BENCH_BUILD
+MAKE_VARS := SCENARIO LOG DURATION CHECKPOINT MATRIX SHARD PAR BENCH_BUILD TREE OUT
 export $(RIG_VARS) $(MAKE_VARS)
 export RIG_CMDLINE_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
 export RIG_MAKE_COMMAND := make $(MAKECMDGOALS)
 
-.PHONY: help run soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean
+.PHONY: help run soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean sendable
 
 help:
 	@echo 'hotplug-rig: memory-hotplug stress and fault injection in a QEMU guest'
@@ -33,6 +33,8 @@ help:
 	@echo '  lint       shellcheck every script'
 	@echo '  help       this list'
 	@echo '  clean      remove run logs (not matrix or bench folders); distclean: also build/'
+	@echo '  sendable   write the series (FIXES=1: the fixes) for the list, [TREE=dir] [OUT=dir]'
+	@echo '  clean      remove logs; distclean also removes build/ (kernel tree and cache)'
 	@echo
 	@echo 'variables:'
 	@echo '  SCENARIO=name         a file in scenarios/ (default smoke) or a path'
@@ -53,6 +55,7 @@ help:
 	@echo '  BENCH_BUILD=0         make bench without the two kernel builds'
 	@echo '  MATRIX=file           make matrix: its entries (default tests/matrix/default)'
 	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc)'
+	@echo '  TREE=dir OUT=dir      make sendable: the kernel tree for get_maintainer.pl; where to write'
 	@echo
 	@echo 'exit status of monitor-scripts/rig: 0 pass, 1 kernel problem, 2 rig error, 4 skip'
 	@echo '(make turns any failure into 2: read logs/latest/summary.json for the verdict)'
@@ -99,3 +102,6 @@ clean:
 
 distclean: clean
 	rm -rf build
+
+sendable:
+	$(RIG) make-sendable
