@@ -82,13 +82,55 @@ kernel_variant_note() {
 	[[ -z ${KVARIANT_CMDLINE:-} ]] || printf ' booted with %s' "$KVARIANT_CMDLINE"
 }
 
+# Config fragments: config/*.config is what any kernel with memory hotplug
+# takes; config/series/*.config asks for what the series adds, and is merged
+# only as far as the tree's Kconfig offers it (see kernel_merge_fragments).
 kernel_fragments() {
 	local f bv
-	for f in "$RIG_ROOT"/kernel-series/config/*.config; do
-		echo "$f"
+	for f in "$RIG_ROOT"/kernel-series/config/*.config \
+		"$RIG_ROOT"/kernel-series/config/series/*.config; do
+		[[ -e $f ]] && echo "$f"
 	done
 	bv=$(kernel_build_variant)
 	[[ $bv == vmemmap ]] || echo "$KVARIANT_DIR/$bv.config"
+}
+
+# kernel_merge_fragments SRC CFGDIR: the fragments to merge into SRC's
+# config. A series fragment keeps only the options some Kconfig file of SRC
+# declares: a tree without the series (or with part of it merged) builds,
+# and says what it left out; an option the tree declares but cannot turn on
+# still stops the build in kernel_verify_config.
+kernel_merge_fragments() {
+	local src=$1 cfgdir=$2 f line opt out
+	local -A declared=()
+	local -a missing
+	while read -r opt; do
+		declared[$opt]=1
+	done < <(grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config[[:space:]]+[A-Za-z0-9_]+' "$src" |
+		awk '{ print $2 }')
+	for f in $(kernel_fragments); do
+		if [[ $f != "$RIG_ROOT/kernel-series/config/series/"* ]]; then
+			echo "$f"
+			continue
+		fi
+		out=$cfgdir/series-${f##*/} missing=()
+		: >"$out"
+		while IFS= read -r line || [[ -n $line ]]; do
+			case $line in
+			CONFIG_*=*) opt=${line%%=*} ;;
+			"# CONFIG_"*" is not set") opt=${line#\# } opt=${opt%% *} ;;
+			*) echo "$line" >>"$out"; continue ;;
+			esac
+			if [[ -n ${declared[${opt#CONFIG_}]+set} ]]; then
+				echo "$line" >>"$out"
+			else
+				missing+=("$opt")
+			fi
+		done <"$f"
+		((${#missing[@]} == 0)) ||
+			say "series/${f##*/}: the tree's Kconfig has no ${missing[*]}; left out (no series in this tree)" >&2
+		echo "$out"
+	done
 }
 
 # series_patches DIR: the patches listed in DIR/series, in order.
@@ -323,19 +365,18 @@ kernel_build() {
 		objdir=$build/kernel/$bv
 	fi
 	local cfgdir=$objdir.cfg
-	local -a mk=(make -C "$src" ARCH=x86_64)
+	local -a mk=(make -C "$src" ARCH=x86_64) frags
 	[[ ${V:-0} == 1 ]] || mk+=(-s)
 	mkdir -p "$objdir" "$cfgdir"
-	say "configuring ($bv): tinyconfig + $(kernel_fragments | xargs -n1 basename | tr '\n' ' ')"
+	mapfile -t frags < <(kernel_merge_fragments "$src" "$cfgdir")
+	say "configuring ($bv): tinyconfig + ${frags[*]##*/}"
 	"${mk[@]}" O="$cfgdir" tinyconfig >"$cfgdir/config.log" 2>&1 ||
 		{ tail -20 "$cfgdir/config.log" >&2; die "make tinyconfig failed"; }
-	# shellcheck disable=SC2046 # one word per fragment
-	"$src/scripts/kconfig/merge_config.sh" -m -O "$cfgdir" "$cfgdir/.config" $(kernel_fragments) \
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$cfgdir" "$cfgdir/.config" "${frags[@]}" \
 		>>"$cfgdir/config.log" 2>&1 || die "merge_config.sh failed (see $cfgdir/config.log)"
 	"${mk[@]}" O="$cfgdir" olddefconfig >>"$cfgdir/config.log" 2>&1 ||
 		die "make olddefconfig failed (see $cfgdir/config.log)"
-	# shellcheck disable=SC2046
-	kernel_verify_config "$cfgdir/.config" $(kernel_fragments)
+	kernel_verify_config "$cfgdir/.config" "${frags[@]}"
 	cmp -s "$cfgdir/.config" "$objdir/.config" || cp "$cfgdir/.config" "$objdir/.config"
 	local t0 jobs
 	t0=$((${EPOCHREALTIME/./} / 1000))
