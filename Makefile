@@ -5,7 +5,7 @@
 RIG := monitor-scripts/rig
 SCENARIO ?= smoke
 # Variables handed to the runner when set (it checks each one).
-RIG_VARS := SEED ACCEL KERNEL_SRC KERNEL_IMAGE EXTRA_PATCHES FIXES VARIANT SERIES CHECKS JOBS V SHRINK
+RIG_VARS := SEED ACCEL KERNEL KERNEL_SRC KERNEL_IMAGE EXTRA_PATCHES FIXES VARIANT SERIES CHECKS JOBS V SHRINK
 rig_args = $(strip $(foreach v,$(RIG_VARS),$(if $(strip $($(v))),'$(v)=$(strip $($(v)))')))
 export RIG_MAKE_COMMAND = make $(MAKECMDGOALS) $(rig_args)
 
@@ -31,6 +31,7 @@ help:
 	@echo '  SCENARIO=name         a file in scenarios/ (default smoke) or a path'
 	@echo '  SEED=n                seed for random choices (default: a new one, recorded)'
 	@echo '  ACCEL=auto|kvm|tcg    accelerator; auto probes KVM once and falls back to TCG'
+	@echo '  KERNEL=6.1|6.12       Debian linux-source package to build (default 6.1)'
 	@echo '  KERNEL_SRC=dir        build your kernel tree (no series unless SERIES=1)'
 	@echo '  KERNEL_IMAGE=bzImage  use a built kernel as it is'
 	@echo '  EXTRA_PATCHES="a b"   patches applied after the series'
