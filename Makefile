@@ -40,6 +40,7 @@ help:
 	@echo '  SCENARIO=name         a file in scenarios/ (default smoke) or a path'
 	@echo '  SEED=n                seed for random choices (default: a new one, recorded)'
 	@echo '  ACCEL=auto|kvm|tcg    accelerator; auto probes KVM once and falls back to TCG'
+	@echo '  KERNEL=6.1|6.12       Debian linux-source package to build (default 6.1)'
 	@echo '  KERNEL_SRC=dir        build your kernel tree (no series unless SERIES=1)'
 	@echo '  KERNEL_IMAGE=bzImage  use a built kernel as it is'
 	@echo '  EXTRA_PATCHES="a b"   patches applied after the series'

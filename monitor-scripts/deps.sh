@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
+# shellcheck shell=bash
 # Debian packages the rig needs on the host; installs what is missing when
-# run as root, otherwise prints the exact apt-get line and exits 2.
+# run as root, otherwise prints the exact apt-get line and exits 2. The
+# kernel source package is the one KERNEL= picks (kbuild.sh: KERNEL_PKG).
 
 RIG_PACKAGES=(
 	# kernel source and build
-	linux-source-6.1 xz-utils gcc libc6-dev make bc flex bison libelf-dev libssl-dev
+	xz-utils gcc libc6-dev make bc flex bison libelf-dev libssl-dev
 	# guest image and machine
 	busybox-static cpio qemu-system-x86 socat
 	# host scripts: JSON for summary.json and QMP, shellcheck for make test
@@ -16,7 +17,7 @@ RIG_PACKAGES=(
 
 missing_packages() {
 	local p
-	for p in "${RIG_PACKAGES[@]}"; do
+	for p in "$KERNEL_PKG" "${RIG_PACKAGES[@]}"; do
 		[[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]] ||
 			echo "$p"
 	done

@@ -1,37 +1,43 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
+# shellcheck shell=bash
 # The guest image: busybox-static, guest/ and the static helpers, packed by
 # the kernel's own gen_init_cpio from the explicit list guest/initramfs.list.
-# Rebuilt only when something in guest/ is newer than the image.
+# One image per version of the kernel's selftest (the tree under test's),
+# rebuilt only when something in guest/ is newer than it.
 
 initramfs_build() {
 	local out=$RIG_BUILD/guest gen=$RIG_BUILD/tools/gen_init_cpio
-	local cpio=$out/initramfs.cpio src
+	local cpio src tree=${KTREE:-} tag
 	mkdir -p "$out" "$RIG_BUILD/tools"
+	# the kernel's memory-hotplug selftest, from the tree under test (an
+	# image has none: the tarball of KERNEL stands in), so each tree gets
+	# an image of its own
+	local st=tools/testing/selftests/memory-hotplug/mem-on-off-test.sh
+	MEMHP_SELFTEST=$(mktemp "$out/mem-on-off-test.XXXXXX")
+	[[ -n $tree && -f $tree/$st ]] || tree=$KERNEL_TREE
+	if [[ -f $tree/$st ]]; then
+		cp "$tree/$st" "$MEMHP_SELFTEST"
+	else
+		tar -xJf "$KERNEL_TARBALL" -O "$KERNEL_PKG/$st" >"$MEMHP_SELFTEST" ||
+			die "cannot extract $st from $KERNEL_TARBALL"
+	fi
+	tag=$(sha256sum <"$MEMHP_SELFTEST" | cut -c1-12)
+	cpio=$out/initramfs-$tag.cpio
 	INITRAMFS=$cpio
+	mv "$MEMHP_SELFTEST" "$out/mem-on-off-test-$tag.sh"
+	MEMHP_SELFTEST=$out/mem-on-off-test-$tag.sh
 	if [[ -f $cpio && -z $(find "$RIG_ROOT/guest" -newer "$cpio" -print -quit) ]]; then
 		return 0
 	fi
 	if [[ ! -x $gen ]]; then
-		src=$RIG_BUILD/src/linux-source-6.1/usr/gen_init_cpio.c
+		src=$tree/usr/gen_init_cpio.c
 		if [[ -f $src ]]; then
 			cp "$src" "$gen.c"
 		else
-			tar -xJf "$KERNEL_TARBALL" -O linux-source-6.1/usr/gen_init_cpio.c >"$gen.c" ||
+			tar -xJf "$KERNEL_TARBALL" -O "$KERNEL_PKG/usr/gen_init_cpio.c" >"$gen.c" ||
 				die "cannot extract usr/gen_init_cpio.c from $KERNEL_TARBALL"
 		fi
 		gcc -O2 -o "$gen" "$gen.c" || die "cannot build gen_init_cpio"
-	fi
-	# the kernel's memory-hotplug selftest, from the tree being tested
-	local st=tools/testing/selftests/memory-hotplug/mem-on-off-test.sh
-	MEMHP_SELFTEST=$out/mem-on-off-test.sh
-	if [[ -n ${KERNEL_SRC:-} && -f $KERNEL_SRC/$st ]]; then
-		cp "$KERNEL_SRC/$st" "$MEMHP_SELFTEST"
-	elif [[ -f $RIG_BUILD/src/linux-source-6.1/$st ]]; then
-		cp "$RIG_BUILD/src/linux-source-6.1/$st" "$MEMHP_SELFTEST"
-	else
-		tar -xJf "$KERNEL_TARBALL" -O "linux-source-6.1/$st" >"$MEMHP_SELFTEST" ||
-			die "cannot extract $st from $KERNEL_TARBALL"
 	fi
 	local c
 	for c in "$RIG_ROOT"/guest/src/*.c; do

@@ -1,14 +1,48 @@
 # SPDX-License-Identifier: GPL-2.0
-# shellcheck shell=bash disable=SC2034 # a part of rig: what it sets, the other parts read
-# The guest kernel: extract the linux-source tarball once, apply the series
-# quilt-style (only files whose patched content changed get a new mtime, so
-# an edit to one patch rebuilds only what it touches), merge the config
+# shellcheck shell=bash
+# The guest kernel: extract the linux-source tarball of KERNEL (6.1 or 6.12)
+# once, apply that kernel's series quilt-style (only files whose patched
+# content changed get a new mtime, so an edit to one patch rebuilds only
+# what it touches), merge the config
 # fragments onto tinyconfig, build out of tree, and cache the image by a hash
 # of every input. Sourced by rig.
 
-KERNEL_TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 # Bump when the recipe below changes what an image is built from.
-readonly KBUILD_RECIPE=1
+readonly KBUILD_RECIPE=2
+
+# KERNEL=6.1|6.12: the Debian linux-source package the rig builds by default.
+# Each has its own series (kernel-series/ for 6.1, kernel-series/6.12/) and
+# fixes; the config fragments are shared.
+readonly KERNEL_VERSIONS="6.1 6.12"
+
+# kernel_select VERSION: the package, tarball and extracted tree of VERSION.
+kernel_select() {
+	KERNEL_PKG=linux-source-$1
+	KERNEL_TARBALL=/usr/src/$KERNEL_PKG.tar.xz
+	KERNEL_TREE=$RIG_BUILD/src/$KERNEL_PKG
+}
+kernel_select 6.1
+
+# kernel_series_dir VERSION: where the series for VERSION lives (6.1's is
+# the original one at the top of kernel-series/).
+kernel_series_dir() {
+	if [[ $1 == 6.1 ]]; then
+		echo "$RIG_ROOT/kernel-series"
+	else
+		echo "$RIG_ROOT/kernel-series/$1"
+	fi
+}
+
+# tree_version DIR: VERSION.PATCHLEVEL of a kernel tree, from its Makefile.
+tree_version() {
+	awk '$1 == "VERSION" { v = $3 } $1 == "PATCHLEVEL" { p = $3 }
+	     END { if (v != "" && p != "") print v "." p }' "$1/Makefile"
+}
+
+# kernel_series_version: the kernel whose series and fixes apply.
+kernel_series_version() {
+	if [[ -n ${KERNEL_SRC:-} ]]; then tree_version "$KERNEL_SRC"; else echo "$KERNEL"; fi
+}
 
 # Kernel variants. `vmemmap` is the default kernel: tinyconfig plus every
 # fragment in kernel-series/config/. A variant NAME is known when
@@ -82,13 +116,55 @@ kernel_variant_note() {
 	[[ -z ${KVARIANT_CMDLINE:-} ]] || printf ' booted with %s' "$KVARIANT_CMDLINE"
 }
 
+# Config fragments: config/*.config is what any kernel with memory hotplug
+# takes; config/series/*.config asks for what the series adds, and is merged
+# only as far as the tree's Kconfig offers it (see kernel_merge_fragments).
 kernel_fragments() {
 	local f bv
-	for f in "$RIG_ROOT"/kernel-series/config/*.config; do
-		echo "$f"
+	for f in "$RIG_ROOT"/kernel-series/config/*.config \
+		"$RIG_ROOT"/kernel-series/config/series/*.config; do
+		[[ -e $f ]] && echo "$f"
 	done
 	bv=$(kernel_build_variant)
 	[[ $bv == vmemmap ]] || echo "$KVARIANT_DIR/$bv.config"
+}
+
+# kernel_merge_fragments SRC CFGDIR: the fragments to merge into SRC's
+# config. A series fragment keeps only the options some Kconfig file of SRC
+# declares: a tree without the series (or with part of it merged) builds,
+# and says what it left out; an option the tree declares but cannot turn on
+# still stops the build in kernel_verify_config.
+kernel_merge_fragments() {
+	local src=$1 cfgdir=$2 f line opt out
+	local -A declared=()
+	local -a missing
+	while read -r opt; do
+		declared[$opt]=1
+	done < <(grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config[[:space:]]+[A-Za-z0-9_]+' "$src" |
+		awk '{ print $2 }')
+	for f in $(kernel_fragments); do
+		if [[ $f != "$RIG_ROOT/kernel-series/config/series/"* ]]; then
+			echo "$f"
+			continue
+		fi
+		out=$cfgdir/series-${f##*/} missing=()
+		: >"$out"
+		while IFS= read -r line || [[ -n $line ]]; do
+			case $line in
+			CONFIG_*=*) opt=${line%%=*} ;;
+			"# CONFIG_"*" is not set") opt=${line#\# } opt=${opt%% *} ;;
+			*) echo "$line" >>"$out"; continue ;;
+			esac
+			if [[ -n ${declared[${opt#CONFIG_}]+set} ]]; then
+				echo "$line" >>"$out"
+			else
+				missing+=("$opt")
+			fi
+		done <"$f"
+		((${#missing[@]} == 0)) ||
+			say "series/${f##*/}: the tree's Kconfig has no ${missing[*]}; left out (no series in this tree)" >&2
+		echo "$out"
+	done
 }
 
 # series_patches DIR: the patches listed in DIR/series, in order.
@@ -103,11 +179,13 @@ series_patches() {
 }
 
 kernel_patches() {
+	local dir
+	dir=$(kernel_series_dir "$(kernel_series_version)")
 	if [[ ${SERIES:-} == 1 ]]; then
-		series_patches "$RIG_ROOT/kernel-series"
+		series_patches "$dir"
 	fi
 	if [[ ${FIXES:-0} == 1 ]]; then
-		series_patches "$RIG_ROOT/kernel-series/fixes"
+		series_patches "$dir/fixes"
 	fi
 	local p
 	for p in ${EXTRA_PATCHES:-}; do
@@ -117,7 +195,15 @@ kernel_patches() {
 
 # Validate the kernel variables before anything is built or booted.
 kernel_check_vars() {
-	local p
+	local p sv sdir
+	if [[ -n ${KERNEL:-} ]]; then
+		[[ " $KERNEL_VERSIONS " == *" $KERNEL "* ]] ||
+			die "KERNEL=$KERNEL: use one of $KERNEL_VERSIONS (Debian's linux-source-* packages)"
+		[[ -z ${KERNEL_SRC:-}${KERNEL_IMAGE:-} ]] ||
+			die "KERNEL=$KERNEL picks a packaged source; KERNEL_SRC and KERNEL_IMAGE bring their own kernel"
+	fi
+	KERNEL=${KERNEL:-6.1}
+	kernel_select "$KERNEL"
 	if [[ -n ${KERNEL_IMAGE:-} ]]; then
 		[[ -f $KERNEL_IMAGE ]] || die "KERNEL_IMAGE=$KERNEL_IMAGE: no such file"
 		[[ -z ${KERNEL_SRC:-} ]] || die "KERNEL_IMAGE and KERNEL_SRC exclude each other"
@@ -140,12 +226,19 @@ kernel_check_vars() {
 	done
 	[[ ${FIXES:-0} =~ ^[01]$ ]] || die "FIXES=$FIXES: use 0 or 1"
 	kernel_check_variant "$VARIANT"
-	# The series is ours and applies to the tarball; a tree of your own
-	# gets it only when asked (SERIES=1).
+	# The series is ours and applies to the tarball it was written for; a
+	# tree of your own gets it only when asked (SERIES=1).
+	sv=$(kernel_series_version) sdir=$(kernel_series_dir "$sv")
 	if [[ -z ${SERIES:-} ]]; then
-		if [[ -n ${KERNEL_SRC:-} ]]; then SERIES=0; else SERIES=1; fi
+		if [[ -z ${KERNEL_SRC:-} && -f $sdir/series ]]; then SERIES=1; else SERIES=0; fi
 	fi
 	[[ $SERIES =~ ^[01]$ ]] || die "SERIES=$SERIES: use 0 or 1"
+	if [[ -z ${KERNEL_IMAGE:-} ]]; then
+		[[ $SERIES == 0 || -f $sdir/series ]] ||
+			die "SERIES=1: there is no series for Linux ${sv:-of unknown version} (${sdir#"$RIG_ROOT"/}/series); SERIES=0 builds without it"
+		[[ ${FIXES:-0} == 0 || -f $sdir/fixes/series ]] ||
+			die "FIXES=1: there are no fixes for Linux ${sv:-of unknown version} (${sdir#"$RIG_ROOT"/}/fixes/series)"
+	fi
 	# Patches into a tree of your own would change your files: we do not.
 	if [[ -n ${KERNEL_SRC:-} && ( $SERIES == 1 || -n ${EXTRA_PATCHES:-} || ${FIXES:-0} == 1 ) ]]; then
 		KERNEL_SRC_COPY=1
@@ -212,7 +305,7 @@ kernel_input_hash() {
 		if [[ -n ${KERNEL_SRC:-} ]]; then
 			echo "src $KERNEL_SRC"
 		else
-			echo "tarball $(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) $(stat -c %s "$KERNEL_TARBALL")"
+			echo "tarball $KERNEL_PKG $(kernel_pkg_version) $(stat -c %s "$KERNEL_TARBALL")"
 		fi
 		gcc --version | head -1
 		local f
@@ -258,10 +351,15 @@ kernel_verify_config() {
 	die "requested config options did not make it into the kernel config ($cfg)"
 }
 
+# kernel_pkg_version: the installed version of KERNEL's linux-source package.
+kernel_pkg_version() {
+	dpkg-query -W -f='${Version}' "$KERNEL_PKG" 2>/dev/null || true
+}
+
 kernel_extract() {
 	local top=$1
 	[[ -f $top/.rig-extracted ]] && return 0
-	[[ -f $KERNEL_TARBALL ]] || die "$KERNEL_TARBALL missing (package linux-source-6.1)"
+	[[ -f $KERNEL_TARBALL ]] || die "$KERNEL_TARBALL missing (package $KERNEL_PKG)"
 	say "extracting $(basename "$KERNEL_TARBALL")"
 	rm -rf "$top" "$top.rig"
 	mkdir -p "$(dirname "$top")"
@@ -269,10 +367,13 @@ kernel_extract() {
 	touch "$top/.rig-extracted"
 }
 
-# kernel_build: sets KIMAGE, KCONFIG, KRELEASE, KHASH.
+# kernel_build: sets KIMAGE, KCONFIG, KRELEASE, KHASH, KSOURCE (where the
+# kernel came from, for summary.json) and KTREE (the source tree, whose
+# selftests the guest runs; empty for an image).
 kernel_build() {
 	if [[ -n ${KERNEL_IMAGE:-} ]]; then
-		KIMAGE=$(realpath "$KERNEL_IMAGE") KHASH=image KCONFIG='' KRELEASE=''
+		KIMAGE=$(realpath "$KERNEL_IMAGE") KHASH=image KCONFIG='' KRELEASE='' KTREE=''
+		KSOURCE="image $KIMAGE"
 		local guess
 		guess=$(dirname "$KIMAGE")/../../../.config
 		[[ -f $guess ]] && KCONFIG=$(realpath "$guess")
@@ -285,6 +386,7 @@ kernel_build() {
 	imgdir=$build/images/$KHASH
 	if [[ -z ${KERNEL_SRC:-} && -f $imgdir/bzImage ]]; then
 		KIMAGE=$imgdir/bzImage KCONFIG=$imgdir/config KRELEASE=$(cat "$imgdir/release")
+		KSOURCE=$(cat "$imgdir/source") KTREE=$KERNEL_TREE
 		say "kernel $KRELEASE (cached, inputs $KHASH)$(kernel_variant_note "$bv")"
 		return 0
 	fi
@@ -322,41 +424,45 @@ kernel_build() {
 			src=$KERNEL_SRC
 		fi
 		imgdir=$objdir/image
+		KSOURCE="tree $KERNEL_SRC"
 	else
-		src=$build/src/linux-source-6.1
+		src=$KERNEL_TREE
 		kernel_extract "$src"
 		apply_patches "$src" "$src" "$src.rig" "${patches[@]}"
-		objdir=$build/kernel/$bv
+		objdir=$build/kernel/$KERNEL-$bv
+		KSOURCE="$KERNEL_PKG $(kernel_pkg_version)"
 	fi
+	KTREE=$src
 	local cfgdir=$objdir.cfg
-	local -a mk=(make -C "$src" ARCH=x86_64)
+	local -a mk=(make -C "$src" ARCH=x86_64) frags
 	[[ ${V:-0} == 1 ]] || mk+=(-s)
 	mkdir -p "$objdir" "$cfgdir"
-	say "configuring ($bv): tinyconfig + $(kernel_fragments | xargs -n1 basename | tr '\n' ' ')"
+	mapfile -t frags < <(kernel_merge_fragments "$src" "$cfgdir")
+	say "configuring ($bv): tinyconfig + ${frags[*]##*/}"
 	"${mk[@]}" O="$cfgdir" tinyconfig >"$cfgdir/config.log" 2>&1 ||
 		{ tail -20 "$cfgdir/config.log" >&2; die "make tinyconfig failed"; }
-	# shellcheck disable=SC2046 # one word per fragment
-	"$src/scripts/kconfig/merge_config.sh" -m -O "$cfgdir" "$cfgdir/.config" $(kernel_fragments) \
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$cfgdir" "$cfgdir/.config" "${frags[@]}" \
 		>>"$cfgdir/config.log" 2>&1 || die "merge_config.sh failed (see $cfgdir/config.log)"
 	"${mk[@]}" O="$cfgdir" olddefconfig >>"$cfgdir/config.log" 2>&1 ||
 		die "make olddefconfig failed (see $cfgdir/config.log)"
-	# shellcheck disable=SC2046
-	kernel_verify_config "$cfgdir/.config" $(kernel_fragments)
+	kernel_verify_config "$cfgdir/.config" "${frags[@]}"
 	cmp -s "$cfgdir/.config" "$objdir/.config" || cp "$cfgdir/.config" "$objdir/.config"
 	local t0 jobs
-	t0=$((${EPOCHREALTIME/./} / 1000))
+	now_ms t0
 	jobs=${JOBS:-$(nproc)}
-	say "building $( [[ -n ${KERNEL_SRC:-} ]] && echo "$KERNEL_SRC" || echo "linux-source-6.1") with ${#patches[@]} patches, -j$jobs (log: $objdir/build.log)"
+	say "building $( [[ -n ${KERNEL_SRC:-} ]] && echo "$KERNEL_SRC" || echo "$KERNEL_PKG") with ${#patches[@]} patches, -j$jobs (log: $objdir/build.log)"
 	if ! "${mk[@]}" O="$objdir" -j"$jobs" bzImage >"$objdir/build.log" 2>&1; then
 		tail -30 "$objdir/build.log" >&2
 		die "kernel build failed (see $objdir/build.log)"
 	fi
-	KBUILD_MS=$(($((${EPOCHREALTIME/./} / 1000)) - t0))
+	now_ms KBUILD_MS
+	KBUILD_MS=$((KBUILD_MS - t0))
 	mkdir -p "$imgdir"
 	cp "$objdir/arch/x86/boot/bzImage" "$imgdir/bzImage.tmp"
 	cp "$objdir/.config" "$imgdir/config"
 	cat "$objdir/include/config/kernel.release" >"$imgdir/release"
 	printf '%s\n' "${patches[@]}" >"$imgdir/patches"
+	echo "$KSOURCE" >"$imgdir/source"
 	mv "$imgdir/bzImage.tmp" "$imgdir/bzImage"
 	exec {lockfd}>&-
 	KIMAGE=$imgdir/bzImage KCONFIG=$imgdir/config KRELEASE=$(cat "$imgdir/release")

@@ -43,7 +43,7 @@ write_summary() {
 		--arg scenario "$SCENARIO" --arg file "${SC_FILE:-}" --arg seed "${SEED:-}" \
 		--arg run_id "$RUN_ID" --arg verdict "$VERDICT" \
 		--arg release "${GUEST_RELEASE:-${KRELEASE:-unknown}}" --arg config_hash "$cfg_hash" \
-		--arg inputs "${KHASH:-}" --arg image "${KIMAGE:-}" --arg accel "${ACCEL_USED:-}" \
+		--arg inputs "${KHASH:-}" --arg image "${KIMAGE:-}" --arg source "${KSOURCE:-}" --arg accel "${ACCEL_USED:-}" \
 		--arg qemu "$(qemu-system-x86_64 --version 2>/dev/null | head -1)" \
 		--arg command "$RIG_COMMAND" \
 		--arg variant "${VARIANT:-}" --arg variant_cmdline "${KVARIANT_CMDLINE:-}" \
@@ -59,6 +59,7 @@ write_summary() {
 		'{scenario: $scenario, scenario_file: $file, seed: $seed, run_id: $run_id,
 		  verdict: $verdict, reasons: $reasons,
 		  kernel: {release: $release, config_hash: $config_hash, inputs: $inputs, image: $image,
+		           source: $source,
 		           variant: $variant, variant_cmdline: $variant_cmdline, fixes: $fixes,
 		           extra_patches: $extra},
 		  accel: $accel, qemu: $qemu, command: $command,

@@ -378,6 +378,7 @@ run_scenario() {
 	# the device kinds present from boot
 	vmem_qemu_args
 	ktap "# scenario $SCENARIO seed $SEED kernel ${KRELEASE:-$KIMAGE} accel $ACCEL_USED"
+	ktap "# kernel source $KSOURCE"
 	ktap "# logs ${RUN_DIR#"$RIG_ROOT"/}"
 	"drive_${RUN_DRIVE}_plan"
 	run_boot
