@@ -10,13 +10,14 @@ RIG_VARS := $(shell $(RIG) vars)
 rig_args = $(strip $(foreach v,$(RIG_VARS),$(if $(strip $($(v))),'$(v)=$(strip $($(v)))')))
 export RIG_MAKE_COMMAND = make $(MAKECMDGOALS) $(rig_args)
 
-.PHONY: help run soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean
+.PHONY: help run sweep soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean
 
 help:
 	@echo 'hotplug-rig: memory-hotplug stress and fault injection in a QEMU guest'
 	@echo
 	@echo 'targets:'
 	@echo '  run        run one scenario (SCENARIO=smoke) and print KTAP; logs in logs/<run-id>/'
+	@echo '  sweep      fail each allocation of a 128M DIMM hot-add once (scenarios/sweep-plug)'
 	@echo '  soak       repeat a scenario (random by default) in one boot: make soak DURATION=30m'
 	@echo '  matrix     every line of a matrix file as parallel runs, one KTAP/JUnit/verdict table'
 	@echo '  check      the rig'"'"'s fast tests: no kernel, no QEMU (lint, parser, triage, docs)'
@@ -56,6 +57,9 @@ help:
 
 run:
 	$(RIG) run $(strip $(SCENARIO) $(rig_args))
+
+sweep:
+	$(RIG) run $(strip sweep-plug $(rig_args))
 
 soak:
 	@test -n "$(DURATION)" || { echo 'make soak: set DURATION= (e.g. DURATION=30m)' >&2; exit 2; }
