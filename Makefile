@@ -13,13 +13,14 @@ export $(RIG_VARS) $(MAKE_VARS)
 export RIG_CMDLINE_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
 export RIG_MAKE_COMMAND := make $(MAKECMDGOALS)
 
-.PHONY: help run soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean sendable
+.PHONY: help run sweep soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean sendable
 
 help:
 	@echo 'hotplug-rig: memory-hotplug stress and fault injection in a QEMU guest'
 	@echo
 	@echo 'targets:'
 	@echo '  run        run one scenario (SCENARIO=smoke) and print KTAP; logs in logs/<run-id>/'
+	@echo '  sweep      fail each allocation of a 128M DIMM hot-add once (scenarios/sweep-plug)'
 	@echo '  soak       repeat a scenario (random by default) in one boot: make soak DURATION=30m'
 	@echo '  matrix     every line of a matrix file as parallel runs, one KTAP/JUnit/verdict table'
 	@echo '  check      the rig'"'"'s fast tests: no kernel, no QEMU (lint, parser, triage, docs)'
@@ -63,6 +64,9 @@ help:
 
 run:
 	$(RIG) make-run
+
+sweep:
+	$(RIG) make-sweep
 
 soak:
 	$(RIG) make-soak

@@ -63,6 +63,21 @@ check_console() {
 # the baseline: the checks count it with the devices.
 baseline_take() {
 	vmem_boot || { warn "${VMEM_ERROR:-virtio-mem}"; return 1; }
+	baseline_from_guest || return 1
+	MEMMAP_ON_MEMORY=0
+	[[ " $SC_CMDLINE ${KVARIANT_CMDLINE:-} " =~ \ memory_hotplug\.memmap_on_memory=(1|y|Y|on)\  ]] && MEMMAP_ON_MEMORY=1
+	HAVE_VMEMMAP=0
+	[[ -n ${G_VMEMMAP[buddy_pages]:-} ]] && HAVE_VMEMMAP=1
+	BOOT_AUTO_ONLINE=$G_AUTO
+	model_auto "$G_AUTO"
+	vmem_baseline
+	return 0
+}
+
+# baseline_from_guest: the guest's blocks, MemTotal (all and per node) and
+# vmemmap counters as they are now become the baseline (B_*): at boot, and
+# after a sweep case that changed the guest for good.
+baseline_from_guest() {
 	agent_call state || return 1
 	guest_state || return 1
 	declare -gA B_BLOCK B_NODEMEM B_VMEMMAP
@@ -71,14 +86,7 @@ baseline_take() {
 	for k in "${!G_BLOCK[@]}"; do B_BLOCK[$k]=${G_BLOCK[$k]}; done
 	for k in "${!G_NODEMEM[@]}"; do B_NODEMEM[$k]=${G_NODEMEM[$k]}; done
 	for k in "${!G_VMEMMAP[@]}"; do B_VMEMMAP[$k]=${G_VMEMMAP[$k]}; done
-	MEMMAP_ON_MEMORY=0
-	[[ " $SC_CMDLINE ${KVARIANT_CMDLINE:-} " =~ \ memory_hotplug\.memmap_on_memory=(1|y|Y|on)\  ]] && MEMMAP_ON_MEMORY=1
-	HAVE_VMEMMAP=0
-	[[ -n ${G_VMEMMAP[buddy_pages]:-} ]] && HAVE_VMEMMAP=1
-	B_MEMTOTAL=$G_MEMTOTAL BOOT_AUTO_ONLINE=$G_AUTO
-	model_auto "$G_AUTO"
-	vmem_baseline
-	return 0
+	B_MEMTOTAL=$G_MEMTOTAL
 }
 
 # expect_reset: the named outputs every device kind's *_expect adds to.

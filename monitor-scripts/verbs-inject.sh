@@ -5,7 +5,7 @@
 # for the four functions a verb has). Sourced by rig.
 
 # Injectors the guest can arm.
-readonly INJECTORS="failslab fail_page_alloc fail_function fail_vmemmap notifier"
+readonly INJECTORS="failslab fail_page_alloc fail_function fail_vmemmap fail_hotplug notifier"
 
 verb_define inject 'NAME KEY=VALUE...' '' \
 	'arm an injector in the guest (every knob saved first, restored by clear or at the end)'

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=dash # busybox ash, sourced by the guest agent
 # hotplug-rig guest verbs for fault injection: arm and clear failslab,
-# fail_page_alloc, fail_function, fail_vmemmap (our series) and the memory
-# notifier injector. Every knob is saved before its first write and restored
+# fail_page_alloc, fail_function, fail_vmemmap and fail_hotplug (our series)
+# and the memory notifier injector, and read a capability's counters back. Every knob is saved before its first write and restored
 # by clear, and arming and clearing leave markers in the kernel log for the
 # host's triage ("rig: inject armed NAME").
 
@@ -11,7 +11,7 @@ SAVED=/tmp/inject-saved
 
 inject_dir() {
 	case "$1" in
-	failslab | fail_page_alloc | fail_function | fail_vmemmap) echo "$DBG/$1" ;;
+	failslab | fail_page_alloc | fail_function | fail_vmemmap | fail_hotplug) echo "$DBG/$1" ;;
 	notifier) echo "$DBG/notifier-error-inject/memory/actions" ;;
 	*) return 1 ;;
 	esac
@@ -85,6 +85,21 @@ verb_clear() {
 			rm -f "$f"
 		done
 		echo "rig: inject disarmed ${name:-all}" >/dev/kmsg
+	done
+}
+
+# fault-counters NAME: "space N" and "times N" of a should_fail()
+# capability as they are now. fail_hotplug counts one per allocation of a
+# hotplug operation, so a sweep learns from them whether its failure was
+# injected (times went down) and how many allocations an operation made
+# (space went down).
+verb_fault_counters() {
+	local dir knob
+	[ "$1" != notifier ] || { echo "no counters for notifier"; return 1; }
+	dir=$(inject_dir "$1") || { echo "unknown injector '$1'"; return 1; }
+	[ -d "$dir" ] || { echo "$dir missing: the kernel lacks $1"; return 1; }
+	for knob in space times; do
+		echo "$knob $(cat "$dir/$knob")" || return 1
 	done
 }
 
