@@ -19,10 +19,10 @@ readonly VMEM_GUEST_SB=$((4 << 20))
 RESIZE_STALL_MS=${RESIZE_STALL_MS:-20000}
 RESIZE_TIMEOUT_MS=${RESIZE_TIMEOUT_MS:-300000}
 
-# Live state of the kind: per name QEMU's memaddr and block-size; VM_SEEN,
+# Live state of the kind: per name QEMU's memaddr; VM_SEEN,
 # the state each of their memory blocks was first seen in (a block keeps
 # it); B_VMEM_BLOCKS, their blocks at boot.
-declare -A VM_ADDR=() VM_BLOCK=() VM_SEEN=()
+declare -A VM_ADDR=() VM_SEEN=()
 B_VMEM_BLOCKS=0
 
 vmem_reset_machine() {
@@ -129,8 +129,8 @@ vmem_range() {
 # memhp_default_state says), and take the addresses from QEMU. 1 with
 # VMEM_ERROR when they never do.
 vmem_boot() {
-	local v line id addr size req block pending count want i deadline now
-	VM_ADDR=() VM_BLOCK=() VM_SEEN=()
+	local v line id addr size req pending count want i deadline now
+	VM_ADDR=() VM_SEEN=()
 	((${#M_VMEM[@]})) || return 0
 	now_ms now
 	deadline=$((now + ${VMEM_BOOT_TIMEOUT_MS:-60000}))
@@ -138,9 +138,9 @@ vmem_boot() {
 		qmp_memory_devices || { VMEM_ERROR=$QMP_ERROR; return 1; }
 		pending=''
 		for line in "${QMP_VMEMS[@]}"; do
-			read -r id addr size _ _ req block <<<"$line"
+			read -r id addr size _ _ req _ <<<"$line"
 			[[ -n ${M_VMEM_NODE[$id]:-} ]] || continue
-			VM_ADDR[$id]=$addr VM_BLOCK[$id]=$block
+			VM_ADDR[$id]=$addr
 			((size == req)) || pending+=" $id has $(human "$size") of $(human "$req");"
 		done
 		for v in "${M_VMEM[@]}"; do

@@ -7,7 +7,7 @@
 #   G_NODEMEM[n]   MemTotal of node n, kB;  G_MEMTOTAL  MemTotal, kB
 #   G_VMEMMAP[c]   the series' vmemmap/stats and fail_vmemmap counters
 #   G_VCHECK       the lines of vmemmap/check ("OK" when it holds)
-#   G_AUTO         auto_online_blocks;  G_BLOCK_SIZE  block_size_bytes
+#   G_AUTO         auto_online_blocks
 
 declare -A G_BLOCK=() G_NODEMEM=() G_VMEMMAP=()
 declare -a G_VCHECK=()
@@ -28,8 +28,6 @@ guest_state() {
 			G_NODEMEM[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
 		elif [[ $line =~ ^auto_online\ ([a-z_]+)$ ]]; then
 			G_AUTO=${BASH_REMATCH[1]}
-		elif [[ $line =~ ^block_size\ ([0-9]+)$ ]]; then
-			G_BLOCK_SIZE=${BASH_REMATCH[1]}
 		fi
 	done
 	[[ -n $G_MEMTOTAL ]]

@@ -41,7 +41,7 @@ rnd() {
 # sc_random N: append N generated steps through sc_step, which checks each
 # against the model like a written step.
 sc_random() {
-	local n=$1 i name size node d plugged online offline loads pick
+	local n=$1 i name size node d plugged online offline pick
 	local -a names=() sizes=(128M 256M 384M)
 	dec n "$n" 99999 && ((n > 0)) || sc_die "usage: random STEPS (1 to 99999)"
 	[[ -n ${SEED:-} ]] || sc_die "random needs a seed"
