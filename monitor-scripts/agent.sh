@@ -36,9 +36,12 @@ agent_wait_ready() {
 			# so ask again every slice.
 			chan_write agent "0 hello" 2>/dev/null
 			now_ms now
-			[[ ! -s $RUN_DIR/console.log && $now -gt $silent ]] && return 3
+			# the console since this boot began (a restarted guest's log
+			# goes on after the one before)
+			(($(stat -c %s "$RUN_DIR/console.log") <= ${CON_BOOT_OFF:-0} && now > silent)) && return 3
 			# A panic this early may hang the reset instead of ending QEMU.
-			grep -q -a 'Kernel panic - not syncing' "$RUN_DIR/console.log" && return 4
+			tail -c +"$((${CON_BOOT_OFF:-0} + 1))" "$RUN_DIR/console.log" |
+				grep -a -c 'Kernel panic - not syncing' >/dev/null && return 4
 			continue
 		fi
 		((st == 0)) || return $st

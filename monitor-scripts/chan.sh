@@ -25,6 +25,8 @@ chan_close() {
 	exec {w}>&- {r}<&-
 	kill "${CHAN_PID[$name]}" 2>/dev/null
 	wait "${CHAN_PID[$name]}" 2>/dev/null
+	# a restarted guest opens the channel again
+	rm -f "$RIG_SOCK/$name.in" "$RIG_SOCK/$name.out"
 	unset "CHAN_W[$name]" "CHAN_R[$name]" "CHAN_PID[$name]"
 }
 

@@ -38,3 +38,8 @@ defer_run() {
 	done
 	DEFER_KEYS=()
 }
+
+# defer_reset: the guest the undos were for is gone (restarted): forget them.
+defer_reset() {
+	DEFER_KEYS=() DEFER_DESC=() DEFER_WORDS=()
+}

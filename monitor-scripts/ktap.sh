@@ -51,7 +51,7 @@ write_summary() {
 		--argjson reasons "$(printf '%s\n' "${REASONS[@]}" | jq -R . | jq -sc 'map(select(length > 0))')" \
 		--argjson steps "$(jq -sc . "$RUN_DIR/.steps.jsonl" 2>/dev/null || echo '[]')" \
 		--argjson step_ms "$(jq -sc . "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" \
-		--argjson boot_ready_ms "${BOOT_READY_MS:-null}" \
+		--argjson boot_ready_ms "${BOOT_READY_MS:-null}" --argjson boots "${RUN_BOOTS:-1}" \
 		--argjson floor_ns "${FLOOR_NS:-null}" \
 		--argjson total_ms "$((now - RUN_T0))" \
 		--argjson reports "$reports" \
@@ -64,6 +64,7 @@ write_summary() {
 		           extra_patches: $extra},
 		  accel: $accel, qemu: $qemu, command: $command,
 		  steps: $steps, reports: $reports, soak: $soak,
+		  boots: $boots,
 		  timings: {boot_ready_ms: $boot_ready_ms, total_ms: $total_ms, step_ms: $step_ms,
 		           floor_ns: $floor_ns}}' \
 		>"$RUN_DIR/summary.json.tmp" && mv "$RUN_DIR/summary.json.tmp" "$RUN_DIR/summary.json"

@@ -64,7 +64,8 @@ qemu_cmdline() {
 	QEMU_CMD+=(-kernel "$kernel" -initrd "$initrd" -append "$append")
 	# a comma in a path (the run folder holds the scenario's name) is
 	# written twice, or QEMU's option parser splits there
-	QEMU_CMD+=(-chardev "file,id=console,path=${RUN_DIR//,/,,}/console.log" -serial chardev:console)
+	# append: a guest restarted in the run continues the same log
+	QEMU_CMD+=(-chardev "file,id=console,path=${RUN_DIR//,/,,}/console.log,append=on" -serial chardev:console)
 	QEMU_CMD+=(-chardev "socket,id=agent,path=${RIG_SOCK//,/,,}/agent.sock,server=on,wait=off" -serial chardev:agent)
 	QEMU_CMD+=(-chardev "socket,id=qmp,path=${RIG_SOCK//,/,,}/qmp.sock,server=on,wait=off" -mon "chardev=qmp,mode=control")
 }

@@ -50,7 +50,8 @@ new_run_dir() {
 qemu_died() {
 	qemu_reap
 	local panic
-	panic=$(grep -a -m1 -o 'Kernel panic - not syncing: .*' "$RUN_DIR/console.log" 2>/dev/null | tr -d '\r' || true)
+	panic=$(tail -c +"$((CON_BOOT_OFF + 1))" "$RUN_DIR/console.log" 2>/dev/null |
+		grep -a -m1 -o 'Kernel panic - not syncing: .*' | tr -d '\r' || true)
 	if [[ -n $panic ]]; then
 		fail "guest panicked: $panic"
 	elif ((QEMU_EXIT == 0)); then
@@ -89,6 +90,7 @@ guest_hang_dump() {
 # run_step N (1-based): markers, the verb's runner, the checks, the console.
 run_step() {
 	local n=$1 st=0 from t0 now
+	RUN_STEP=$n
 	step_select $((n - 1))
 	STEP_DIAG=() STEP_SUB=() GUEST_HUNG=0
 	now_ms t0
@@ -176,6 +178,72 @@ run_steps() {
 	KTAP_DONE=${#S_TEXT[@]}
 }
 
+# run_restart WHY: a fresh guest for a step that cannot go on with this one
+# (a sweep case that killed or wedged it): QEMU stopped, started again with
+# the same command line (the console log goes on: it appends), the
+# baseline taken again, and the steps before the current one replayed
+# quietly to reach the state the current step started from. Sweep steps
+# are not replayed: each leaves the guest as it found it. The knobs the
+# old guest had armed went with it. 0 ready, 2 the guest cannot be brought
+# back (the reasons say why).
+run_restart() {
+	local why=$1 cur=$RUN_STEP i st=0 t0 now
+	local -a keep=("${STEP_DIAG[@]}")
+	now_ms t0
+	chan_close agent
+	chan_close qmp
+	qemu_alive && kill -KILL "$QEMU_PID" 2>/dev/null
+	qemu_reap
+	defer_reset
+	QMP_EVENTS=() GUEST_HUNG=0
+	console_scan
+	CON_BOOT_OFF=$((CON_OFF + ${#CON_PART}))
+	RUN_BOOTS=$((RUN_BOOTS + 1))
+	agent_log "!" "restart $RUN_BOOTS: $why"
+	# a killed QEMU leaves its sockets: qemu_start waits for new ones
+	rm -f "$RIG_SOCK/qmp.sock" "$RIG_SOCK/agent.sock"
+	if ! qemu_start || ! qmp_open; then
+		STEP_DIAG=("${keep[@]}" "restart: QEMU did not start again: ${QMP_ERROR:-$(tail -1 "$RUN_DIR/qemu.log")}")
+		return 2
+	fi
+	agent_wait_ready $((QEMU_T0 + 120000)) 30000 || st=$?
+	if ((st != 0)); then
+		STEP_DIAG=("${keep[@]}" "restart: the guest did not boot again (status $st)")
+		return 2
+	fi
+	model_select live
+	model_reset offline
+	VMEM_ERROR=''
+	if ! baseline_take; then
+		STEP_DIAG=("${keep[@]}" "restart: cannot read the guest's memory state: ${VMEM_ERROR:-the state request to the agent failed (agent.log)}")
+		return 2
+	fi
+	for ((i = 0; i < cur - 1; i++)); do
+		[[ ${S_VERB[i]} == sweep ]] && continue
+		step_select "$i"
+		STEP_DIAG=()
+		st=0
+		step_run || st=$?
+		if ((st == 0 && CHECKS)); then
+			check_devices || st=$?
+			((st == 2)) || { check_guest || st=$((st > $? ? st : $?)); }
+		fi
+		if ((st != 0)); then
+			keep+=("restart: replaying step $((i + 1)) (${S_TEXT[i]}) failed: ${STEP_DIAG[*]}")
+			step_select $((cur - 1))
+			STEP_DIAG=("${keep[@]}")
+			return 2
+		fi
+	done
+	step_select $((cur - 1))
+	now_ms now
+	local replayed="no earlier step to replay"
+	((cur > 2)) && replayed="steps 1 to $((cur - 1)) replayed"
+	((cur == 2)) && replayed="step 1 replayed"
+	STEP_DIAG=("${keep[@]}" "restarted the guest (boot $RUN_BOOTS, $replayed, $((now - t0)) ms): $why")
+	return 0
+}
+
 # The plain drive: the scenario's steps once, planned up front.
 drive_steps_plan() {
 	ktap "1..${#S_TEXT[@]}"
@@ -183,6 +251,7 @@ drive_steps_plan() {
 }
 
 drive_steps_run() {
+	STEP_RESTART_FN=run_restart
 	run_steps
 }
 
@@ -344,7 +413,7 @@ run_baseline() {
 # run_scenario: the whole run of the loaded scenario, to its exit status.
 run_scenario() {
 	KERNEL_PROBLEM=0 RIG_ERR=0 PASSED=0 FAILED=0 SKIPPED=0 REASONS=() VERDICT=error
-	KTAP_PLANNED=0 KTAP_DONE=0
+	KTAP_PLANNED=0 KTAP_DONE=0 CON_BOOT_OFF=0 RUN_BOOTS=1
 	now_ms RUN_T0
 	mkdir -p "$RIG_LOGS"
 	local free_kb
