@@ -20,7 +20,8 @@ help:
 	@echo
 	@echo 'targets:'
 	@echo '  run        run one scenario (SCENARIO=smoke) and print KTAP; logs in logs/<run-id>/'
-	@echo '  sweep      fail each allocation of a 128M DIMM hot-add once (scenarios/sweep-plug)'
+	@echo '  sweep      fail each allocation of every hotplug operation once (tests/matrix/sweep;'
+	@echo '             SCENARIO=sweep-online: one operation), one table of cases and findings'
 	@echo '  soak       repeat a scenario (random by default) in one boot: make soak DURATION=30m'
 	@echo '  matrix     every line of a matrix file as parallel runs, one KTAP/JUnit/verdict table'
 	@echo '  check      the rig'"'"'s fast tests: no kernel, no QEMU (lint, parser, triage, docs)'
@@ -54,6 +55,7 @@ help:
 	@echo '  LOG=file              console log for make triage'
 	@echo '  DURATION=30m          soak length (s, m, h); CHECKPOINT=n rounds between samples (5)'
 	@echo '  SHRINK=0              do not shrink a failed random run'
+	@echo '  SWEEP_CASE=OP:N       only case N of the sweeps of OP (plug, unplug, online-movable, ...): one case replayed'
 	@echo '  BENCH_BUILD=0         make bench without the two kernel builds'
 	@echo '  MATRIX=file           make matrix: its entries (default tests/matrix/default)'
 	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc)'
