@@ -193,10 +193,10 @@ sweep_triage() {
 	while read -r flag title; do
 		if [[ $flag == true ]]; then
 			SW_REPORTS+=("$title")
-		elif [[ -z $SW_SITE && $title == "FAULT_INJECTION: forcing a failure in "* ]]; then
-			SW_SITE=${title#FAULT_INJECTION: forcing a failure in }
 		fi
 	done < <(jq -r '.reports[] | "\(.unexplained) \(.title)"' "$json")
+	# injected failures are no reports: the triage lists them by site
+	SW_SITE=$(jq -r '[.injections[]? | .site // empty][0] // empty' "$json")
 	SW_INJECTED=0
 	# grep -c reads to the end: with -q, tail's EPIPE would fail the pipe
 	if tail -c +"$(($1 + 1))" "$RUN_DIR/console.log" | grep -a -c 'name fail_hotplug, interval' >/dev/null; then
