@@ -55,6 +55,10 @@ check_console() {
 		fi
 	done < <(jq -r '.reports | sort_by(.unexplained | not) | .[] | "\(.unexplained) \(.title)"' \
 		"$RUN_DIR/.step-reports.json")
+	while read -r title; do
+		diag "injected failure seen: $title"
+	done < <(jq -r '.injections[]? | "\(.fault // "failure") at \(.site // "(no stack)")"' \
+		"$RUN_DIR/.step-reports.json")
 	return $st
 }
 

@@ -59,12 +59,10 @@ sweep_triage() {
 	"$TRIAGE" -f "$1" -j "$json" "$RUN_DIR/console.log" >/dev/null || st=$?
 	((st <= 1)) || { diag "triage failed on console.log (status $st)"; return 2; }
 	while read -r flag title; do
-		if [[ $flag == true ]]; then
-			SW_REPORTS+=("$title")
-		elif [[ -z $SW_SITE && $title == "FAULT_INJECTION: forcing a failure in "* ]]; then
-			SW_SITE=${title#FAULT_INJECTION: forcing a failure in }
-		fi
+		[[ $flag == true ]] && SW_REPORTS+=("$title")
 	done < <(jq -r '.reports[] | "\(.unexplained) \(.title)"' "$json")
+	# injected failures are no reports: the triage lists them by site
+	SW_SITE=$(jq -r '[.injections[]? | .site // empty][0] // empty' "$json")
 	SW_INJECTED=0
 	while IFS= read -r line; do
 		case $line in

@@ -17,7 +17,8 @@ trap 'rm -rf "$work"' EXIT
 checks=(stdin_same_as_file from_byte_skips_earlier_reports from_byte_keeps_marker_state
 	reports_dir_and_json truncated_report_is_corrupted report_file_has_trace_and_step
 	missing_file_exits_2 bad_option_exits_2 headers_regex_matches_every_report
-	reboot_cut_report_is_corrupted titles_hold_no_addresses_or_ids)
+	reboot_cut_report_is_corrupted titles_hold_no_addresses_or_ids
+	injected_failures_listed_by_site)
 goldens=("$here"/*.expected)
 n=0
 failed=0
@@ -141,6 +142,29 @@ t_clean_titles() {
 	[[ -z $bad ]] || { echo "$bad"; return 1; }
 }
 
+# injected failures are no reports: -j lists them by site and injector, in
+# order of first appearance, and -r's summary.txt ends with them
+t_injections() {
+	local rc=0
+	"$triage" -r "$work/inj" -j "$work/i.json" "$here/fault-injection.log" >"$work/i.out" || rc=$?
+	if ((rc != 0)) || [[ -s $work/i.out ]]; then
+		echo "rc=$rc"
+		cat "$work/i.out"
+		return 1
+	fi
+	grep '^{"site"' "$work/i.json" >"$work/i.got" || true
+	cat >"$work/i.want" <<-'EOF'
+		{"site":"getname_flags","fault":"failslab","count":1,"first_step":1},
+		{"site":"alloc_super","fault":"failslab","count":1,"first_step":1},
+		{"site":"__prealloc_shrinker","fault":"failslab","count":1,"first_step":1}
+	EOF
+	diff -u "$work/i.want" "$work/i.got" || return 1
+	grep -q '^injected .* failslab at alloc_super$' "$work/inj/summary.txt" || return 1
+	# a stack with no reliable frame (only "? " ones this early) has no site
+	"$triage" -j "$work/i2.json" "$here/boot-panic-end-marker.log" >/dev/null || true
+	grep -q '^{"site":null,"fault":"fail_vmemmap","count":2,"first_step":null}' "$work/i2.json"
+}
+
 t_report_file() {
 	local rc=0 f
 	"$triage" -r "$work/rep2" "$here/vmemmap-alloc-failure.log" >/dev/null || rc=$?
@@ -200,6 +224,7 @@ check bad_option_exits_2 t_bad_option
 check headers_regex_matches_every_report t_headers
 check reboot_cut_report_is_corrupted t_reboot_cut
 check titles_hold_no_addresses_or_ids t_clean_titles
+check injected_failures_listed_by_site t_injections
 ((n == ${#goldens[@]} + ${#checks[@]})) || echo "# run.sh: the checks list is out of date"
 echo "# triage: $((n - failed)) passed, $failed failed"
 ((failed == 0))

@@ -46,6 +46,7 @@ static struct {
 	char candidate[FN_LEN];	/* FROM_STALL: the top frame; FROM_HUNG: the first not waiting */
 	char prev[FN_LEN];	/* FROM_STALL: the frame below the last one seen */
 	long warn_cpu, warn_pid;
+	long pid;		/* from its "CPU: N PID: P" line, -1 before */
 	int irq_depth;		/* inside <IRQ>/<NMI>/<SOFTIRQ> */
 	int task_open;		/* <TASK> seen, </TASK> not yet */
 	int phase_lines;	/* lines in the current phase */
@@ -60,6 +61,25 @@ static struct {
 
 static char last_hw[CTX_LEN], last_mod[CTX_LEN];
 static unsigned long reports_seen;	/* since the last boot */
+
+struct injection_ent injections[MAX_INJECTIONS];
+unsigned ninjections;
+unsigned long injection_overflow;
+
+/*
+ * The last injected failure since the boot: an allocation failure warning
+ * of the same task right after it is its consequence (fail_page_alloc makes
+ * vmemmap_alloc_block, allocate_slab or vmalloc fail, and they warn).  The
+ * warning names its task when it prints a stack; SLUB's does not, and then
+ * only a few lines may lie between them.
+ */
+#define SAME_TASK_LINES	2000
+#define NEXT_LINES	200
+static struct {
+	int valid;
+	uint64_t lineno;
+	long pid;
+} last_injection;
 
 struct title_ent *titles;
 unsigned ntitles;
@@ -170,11 +190,52 @@ static void save_example(struct title_ent *e)
 		die_io("out of memory");
 }
 
+/* An injected failure: its site is listed, and it may explain what follows. */
+static void note_injection(void)
+{
+	unsigned i;
+
+	last_injection.valid = 1;
+	last_injection.lineno = cur.lineno;
+	last_injection.pid = cur.pid;
+	if (cur.off < opt.from)
+		return;
+	for (i = 0; i < ninjections; i++)
+		if (strcmp(injections[i].site, R.blame) == 0 &&
+		    strcmp(injections[i].fault, R.fault) == 0)
+			break;
+	if (i == ninjections) {
+		if (ninjections == MAX_INJECTIONS) {
+			injection_overflow++;
+			return;
+		}
+		strcpy(injections[i].site, R.blame);
+		strcpy(injections[i].fault, R.fault);
+		injections[i].first_step = cur.step;
+		ninjections++;
+	}
+	injections[i].count++;
+}
+
+/* Does the last injected failure explain the allocation failure now closing? */
+static int injection_explains(void)
+{
+	uint64_t d;
+
+	if (!last_injection.valid || cur.lineno < last_injection.lineno)
+		return 0;
+	d = cur.lineno - last_injection.lineno;
+	if (cur.pid >= 0 && last_injection.pid >= 0)
+		return cur.pid == last_injection.pid && d <= SAME_TASK_LINES;
+	return d <= NEXT_LINES;
+}
+
 static void close_report(void)
 {
 	const struct row *row = R.row;
 	char t[TITLE_LEN];
 	struct title_ent *e;
+	int excused;
 
 	if (!row)
 		return;
@@ -182,6 +243,10 @@ static void close_report(void)
 		goto out;
 	if (!R.blame[0] && cur.candidate[0])
 		strcpy(R.blame, cur.candidate);
+	if (row->flags & F_INJECTION) {
+		note_injection();
+		goto out;
+	}
 	if ((row->flags & F_NEEDS_FUNC) && !R.blame[0])
 		R.corrupted = 1;
 	/*
@@ -204,9 +269,10 @@ static void close_report(void)
 	if (!e->count)
 		e->first_step = cur.step;
 	e->count++;
-	if (cur.armed)
+	excused = (row->flags & F_EXCUSABLE) && (cur.armed || injection_explains());
+	if (cur.armed || excused)
 		e->injected = 1;
-	if (!(cur.armed && (row->flags & F_EXCUSABLE)))
+	if (!excused)
 		e->unexplained = 1;
 	if (!R.corrupted)
 		e->all_corrupted = 0;
@@ -302,6 +368,8 @@ static void open_report(const struct row *row, const struct header *h, uint64_t 
 	cur.prev[0] = 0;
 	cur.warn_cpu = h->cpu;
 	cur.warn_pid = h->pid;
+	cur.pid = -1;
+	R.fault[0] = 0;
 	cur.irq_depth = 0;
 	cur.task_open = 0;
 	cur.phase_lines = 0;
@@ -530,10 +598,13 @@ static void report_line(struct str m, const char *line, size_t len)
 		return;
 	if (row->body)
 		row->body(&R, m);
-	if (cur.warn_pid >= 0 && R.trace == TR_NONE && has_prefix(m, "CPU: ")) {
+	if (R.trace == TR_NONE && m.n > 5 && m.p[0] == 'C' && has_prefix(m, "CPU: ")) {
 		long c = num_after(m, "CPU: "), p = num_after(m, " PID: ");
 
-		if ((cur.warn_cpu >= 0 && c != cur.warn_cpu) || p != cur.warn_pid)
+		if (cur.pid < 0)
+			cur.pid = p;
+		if (cur.warn_pid >= 0 &&
+		    ((cur.warn_cpu >= 0 && c != cur.warn_cpu) || p != cur.warn_pid))
 			R.corrupted = 1;	/* another CPU's lines in between */
 	}
 	if (m.n > 4 && m.p[0] == '-' && has_prefix(m, "---[ end ")) {
@@ -711,6 +782,7 @@ static __attribute__((noinline)) void other_line(struct str m, const char *line,
 			close_report();
 		}
 		reports_seen = 0;
+		last_injection.valid = 0;
 		return;
 	}
 	note_context(m, R.row != NULL);

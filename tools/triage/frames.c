@@ -249,7 +249,7 @@ static const struct skip_class {
 		NULL } },
 	{ SK_ALLOC, (const char *const[]){
 		"alloc_page", "malloc", "zalloc", "calloc", "krealloc", "kmem_cache",
-		"allocate_slab", "__alloc_frozen_pages", "folio_alloc", "slab_",
+		"allocate_slab", "__alloc_frozen_pages", "folio_alloc", "alloc_folio", "slab_",
 		"^new_slab", "get_page_from_freelist", "^rmqueue", "prepare_alloc_pages",
 		"__get_free_pages", "get_zeroed_page", "vmalloc", "vzalloc",
 		"vmemmap_alloc_block", "__earlyonly_bootmem_alloc", "memblock_alloc",

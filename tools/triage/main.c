@@ -17,7 +17,9 @@
  *           first one); DIR/summary.txt, one row per title
  *   -j FILE {"reports":[{"title":"..","count":N,"first_step":N|null,
  *           "injected":bool,"corrupted":bool,"unexplained":bool,
- *           "file":"NNN-...txt"|null}]}
+ *           "file":"NNN-...txt"|null}],
+ *           "injections":[{"site":"func"|null,"fault":"failslab"|null,
+ *           "count":N,"first_step":N|null}]}
  *   -H      print one POSIX extended regex (for bash's [[ $line =~ $re ]])
  *           that matches every console line that starts or belongs to a
  *           report, made from the same header table the detection uses
@@ -28,10 +30,15 @@
  * end", "rig: inject armed NAME", "rig: inject disarmed NAME".  A report
  * belongs to the last step begun (null before the first) and is "injected"
  * when an injector was armed as it started.  Only allocation failures
- * (warn_alloc: page allocation failure, vmemmap alloc failure, vmalloc error)
- * and FAULT_INJECTION stacks are explained by that; anything else is a bug.
+ * (warn_alloc: page allocation failure, vmemmap alloc failure, vmalloc error;
+ * SLUB: Unable to allocate memory) are explained by that, or by an injected
+ * failure just before them in the same task; anything else is a bug.
  * Injector parameters on the kernel command line (failslab=, fail_vmemmap=,
- * ...) count as armed from boot.  "rig: FAIL <what>: ..." is the rig's own
+ * ...) count as armed from boot.  A "FAULT_INJECTION: forcing a failure"
+ * stack is no kernel report: it is not on stdout, in -r or in the exit code;
+ * -j lists it under "injections" by site (the function its stack blames,
+ * null when no stack was printed) and injector (the "name" line), in order
+ * of first appearance, and -r's summary.txt ends with them.  "rig: FAIL <what>: ..." is the rig's own
  * report (a load that lost data), titled "rig: <what>", never explained.
  * Per title: injected = some occurrence was, unexplained = some occurrence
  * was not explained, corrupted = every occurrence was cut off (by the end of
@@ -167,6 +174,12 @@ static void write_reports(struct title_ent **v, unsigned n)
 	if (overflow_count)
 		fprintf(f, "(%lu more reports with titles beyond the first %u)\n",
 			overflow_count, MAX_TITLES);
+	for (i = 0; i < ninjections; i++) {
+		step_str(st, sizeof(st), injections[i].first_step);
+		fprintf(f, "injected  %6lu %6s %s at %s\n", injections[i].count, st,
+			injections[i].fault[0] ? injections[i].fault : "failure",
+			injections[i].site[0] ? injections[i].site : "(no stack)");
+	}
 	close_out(f, "summary.txt");
 }
 
@@ -215,7 +228,28 @@ static void write_json(struct title_ent **v, unsigned n)
 		}
 		fputc('}', f);
 	}
-	fputs(n ? "\n]}\n" : "]}\n", f);
+	fputs(n ? "\n]," : "],", f);
+	fputs("\"injections\":[", f);
+	for (i = 0; i < ninjections; i++) {
+		struct injection_ent *j = &injections[i];
+
+		fputs(i ? ",\n{\"site\":" : "\n{\"site\":", f);
+		if (j->site[0])
+			json_str(f, j->site);
+		else
+			fputs("null", f);
+		fputs(",\"fault\":", f);
+		if (j->fault[0])
+			json_str(f, j->fault);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"count\":%lu,\"first_step\":", j->count);
+		if (j->first_step >= 0)
+			fprintf(f, "%d}", j->first_step);
+		else
+			fputs("null}", f);
+	}
+	fputs(ninjections ? "\n]}\n" : "]}\n", f);
 	close_out(f, opt.json_file);
 }
 

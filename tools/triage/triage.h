@@ -122,6 +122,7 @@ enum {
 	F_PAGES_END = 1 << 9,	/* warn_alloc: closes at "N pages reserved" */
 	F_NO_PC = 1 << 10,	/* the PC line is not the culprit (stall printers) */
 	F_GENERIC = 1 << 11,	/* a catch-all: any other header on the line wins */
+	F_INJECTION = 1 << 12,	/* a failure injected on purpose: not a report, its site is listed */
 };
 
 /* Groups a continuation header may follow (row.group, row.follows). */
@@ -190,6 +191,7 @@ struct report {
 	int corrupted;
 	int trace;			/* TR_* */
 	int at_armed;			/* FROM_AT: the marker line was seen */
+	char fault[ARMED_NAME];		/* F_INJECTION: the injector's name */
 };
 
 enum { TR_NONE, TR_IN, TR_DONE };
@@ -253,6 +255,19 @@ struct title_ent {
 extern struct title_ent *titles;
 extern unsigned ntitles;
 extern unsigned long overflow_count;
+
+/* Injected failures (F_INJECTION rows) by site, in order of first appearance. */
+struct injection_ent {
+	char site[FN_LEN];	/* the function blamed, "" when the stack was not printed */
+	char fault[ARMED_NAME];	/* failslab, fail_page_alloc, ... ("" unknown) */
+	unsigned long count;
+	int first_step;
+};
+
+#define MAX_INJECTIONS	256
+extern struct injection_ent injections[MAX_INJECTIONS];
+extern unsigned ninjections;
+extern unsigned long injection_overflow;
 
 /* The header regex for --headers (families.c). */
 void print_headers_regex(void);
