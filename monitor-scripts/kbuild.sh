@@ -417,7 +417,14 @@ kernel_build() {
 			src=$build/src/$tag pristine=$KERNEL_SRC state=$build/src/$tag.rig
 			if [[ ! -d $src ]]; then
 				say "linking $KERNEL_SRC into $src"
-				cp -al "$KERNEL_SRC" "$src" || die "cannot link $KERNEL_SRC into $src"
+				mkdir -p "$build/src"
+				# Hard links cannot cross filesystems: copy instead,
+				# which still never writes into your tree.
+				if ! cp -al "$KERNEL_SRC" "$src" 2>/dev/null; then
+					rm -rf "$src"
+					say "cannot link across filesystems, copying $KERNEL_SRC into $src"
+					cp -a "$KERNEL_SRC" "$src" || die "cannot copy $KERNEL_SRC into $src"
+				fi
 			fi
 			apply_patches "$src" "$pristine" "$state" "${patches[@]}"
 		else
