@@ -165,10 +165,11 @@ coverage_summary() {
 # a variable named ret/rc/err/error, `return NULL` after a test of a
 # pointer alone (`if (!p)`: a failed allocation), or a `goto` to a label naming
 # err/fail, or any goto after the body set a negative errno. It is
-# instrumented when gcov has a line inside the body (blocks compiled out or
-# folded away are not counted); its count is the largest line count inside.
-# A body on the line of its `if` has no line of its own: its count is the
-# line's when every branch of that line was taken, else 0.
+# counted when gcov has a line inside the body (its count: the largest line
+# count there) or, failing that, branches on the lines of the condition (a
+# body on the line of its `if`, or one whose line gcc merged away): then it
+# was reached when every branch of those lines was taken, a lower bound.
+# Blocks with neither (compiled out) are not counted.
 coverage_error_blocks() {
 	local info=$1 tree=$2 f
 	for f in $COVERAGE_FILES; do
@@ -271,12 +272,15 @@ END {
 			from = bl; to = EL
 			if (braced && substr(cl[bl], bc + 1) !~ /[^ \t]/) from = bl + 1
 			cnt = -1
-			if (from > cl_) {
+			if (from > cl_)
 				for (k = from; k <= to; k++) if (k in isda) { if (cnt < 0) cnt = 0; if (da[k] > cnt) cnt = da[k] }
-			} else if (nbr[cl_] > 0) {
-				cnt = (ntk[cl_] == nbr[cl_]) ? da[cl_] : 0
+			if (cnt < 0) {
+				# no line of its own: the branches of the condition
+				nb = nt = 0; top = 0
+				for (k = l; k <= cl_; k++) { nb += nbr[k]; nt += ntk[k]; if (da[k] > top) top = da[k] }
+				if (nb == 0) continue
+				cnt = (nt == nb) ? top : 0
 			}
-			if (cnt < 0) continue
 			printf "%s\t%d\t%s\t%d\n", name, from, fname(from), cnt
 		}
 	}
