@@ -8,12 +8,12 @@ RIG := monitor-scripts/rig
 # each one, and names a variable given on make's command line that it does
 # not know (RIG_CMDLINE_VARS).
 RIG_VARS := $(shell $(RIG) vars)
-MAKE_VARS := SCENARIO LOG DURATION CHECKPOINT MATRIX SHARD PAR BENCH_BUILD TREE OUT
+MAKE_VARS := SCENARIO LOG DURATION CHECKPOINT MATRIX SHARD PAR BENCH_BUILD TREE OUT SCENARIOS SWEEP
 export $(RIG_VARS) $(MAKE_VARS)
 export RIG_CMDLINE_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
 export RIG_MAKE_COMMAND := make $(MAKECMDGOALS)
 
-.PHONY: help run sweep soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean sendable
+.PHONY: help run sweep coverage soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean sendable
 
 help:
 	@echo 'hotplug-rig: memory-hotplug stress and fault injection in a QEMU guest'
@@ -22,6 +22,7 @@ help:
 	@echo '  run        run one scenario (SCENARIO=smoke) and print KTAP; logs in logs/<run-id>/'
 	@echo '  sweep      fail each allocation of every hotplug operation once (tests/matrix/sweep;'
 	@echo '             SCENARIO=sweep-online: one operation), one table of cases and findings'
+	@echo '  coverage   gcov of the hotplug code over SCENARIOS (VARIANT=coverage); HTML, JSON, unreached'
 	@echo '  soak       repeat a scenario (random by default) in one boot: make soak DURATION=30m'
 	@echo '  matrix     every line of a matrix file as parallel runs, one KTAP/JUnit/verdict table'
 	@echo '  check      the rig'"'"'s fast tests: no kernel, no QEMU (lint, parser, triage, docs)'
@@ -59,6 +60,8 @@ help:
 	@echo '  BENCH_BUILD=0         make bench without the two kernel builds'
 	@echo '  MATRIX=file           make matrix: its entries (default tests/matrix/default)'
 	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc)'
+	@echo '  SCENARIOS="a b"       make coverage: the runs to merge (default: the scenario library)'
+	@echo '  SWEEP=1|FIRST-LAST    make coverage: add make sweep's scenarios (all cases, or those of each sweep)'
 	@echo '  TREE=dir OUT=dir      make sendable: the kernel tree for get_maintainer.pl; where to write'
 	@echo
 	@echo 'exit status of monitor-scripts/rig: 0 pass, 1 kernel problem, 2 rig error, 4 skip'
@@ -69,6 +72,9 @@ run:
 
 sweep:
 	$(RIG) make-sweep
+
+coverage:
+	$(RIG) make-coverage
 
 soak:
 	$(RIG) make-soak

@@ -13,6 +13,8 @@ RIG_PACKAGES=(
 	bash jq shellcheck
 	# soak plots
 	gnuplot-nox
+	# make coverage: geninfo, lcov and genhtml read the guest's gcov data
+	lcov
 )
 
 missing_packages() {

@@ -21,7 +21,10 @@ initramfs_build() {
 		tar -xJf "$KERNEL_TARBALL" -O "$KERNEL_PKG/$st" >"$MEMHP_SELFTEST" ||
 			die "cannot extract $st from $KERNEL_TARBALL"
 	fi
-	tag=$(sha256sum <"$MEMHP_SELFTEST" | cut -c1-12)
+	# and the guest/ it packs: worktrees sharing one RIG_BUILD each get
+	# their own image, instead of the last one built
+	tag=$({ sha256sum <"$MEMHP_SELFTEST"; cd "$RIG_ROOT" &&
+		find guest -type f -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-12)
 	cpio=$out/initramfs-$tag.cpio
 	INITRAMFS=$cpio
 	mv "$MEMHP_SELFTEST" "$out/mem-on-off-test-$tag.sh"

@@ -187,6 +187,10 @@ kernel_patches() {
 	if [[ ${FIXES:-0} == 1 ]]; then
 		series_patches "$dir/fixes"
 	fi
+	# A variant's own patch (coverage: GCOV_PROFILE lines) is written for
+	# the 6.1 tarball and applies only to the variant that builds with it.
+	local vp=$KVARIANT_DIR/$(kernel_build_variant).patch
+	[[ ! -f $vp || -n ${KERNEL_SRC:-} || $(kernel_series_version) != 6.1 ]] || echo "$vp"
 	local p
 	for p in ${EXTRA_PATCHES:-}; do
 		realpath "$p"
@@ -226,6 +230,9 @@ kernel_check_vars() {
 	done
 	[[ ${FIXES:-0} =~ ^[01]$ ]] || die "FIXES=$FIXES: use 0 or 1"
 	kernel_check_variant "$VARIANT"
+	[[ ! -f $KVARIANT_DIR/$VARIANT.patch || -n ${KERNEL_IMAGE:-} ||
+		( -z ${KERNEL_SRC:-} && $KERNEL == 6.1 ) ]] ||
+		die "VARIANT=$VARIANT: its patch ($VARIANT.patch) is written for KERNEL=6.1's packaged tree only"
 	# The series is ours and applies to the tarball it was written for; a
 	# tree of your own gets it only when asked (SERIES=1).
 	sv=$(kernel_series_version) sdir=$(kernel_series_dir "$sv")

@@ -286,6 +286,7 @@ finish_run() {
 	# Every knob the run turned goes back, while the guest still answers;
 	# then look again: an undo may have found the guest hung.
 	((guest_ok)) && defer_run
+	((guest_ok)) && { coverage_run_collect || rig_error "$COVERAGE_ERROR"; }
 	qemu_alive && ((${GUEST_HUNG:-0} == 0)) || guest_ok=0
 	# kmemleak (debug kernels): the run's leaks, each a kernel problem
 	if ((${HAVE_KMEMLEAK:-0} && guest_ok)); then
@@ -452,6 +453,7 @@ run_scenario() {
 	"drive_${RUN_DRIVE}_plan"
 	run_boot
 	run_baseline
+	coverage_run_start || rig_error "$COVERAGE_ERROR"
 	"drive_${RUN_DRIVE}_run"
 	finish_run
 	"drive_${RUN_DRIVE}_done"

@@ -192,6 +192,9 @@ check_docs() {
 	fi
 }
 
+# shellcheck source=tests/coverage.sh
+. "$ROOT/tests/coverage.sh"
+
 check_tier() {
 	check_lint
 	check_triage_golden
@@ -199,4 +202,5 @@ check_tier() {
 	check_parse_goldens
 	check_roundtrip
 	check_docs
+	check_coverage
 }
