@@ -288,6 +288,8 @@ run_sweep() {
 	CON_SUSPECT=0
 	if ((st)); then
 		STEP_DIAG=("sweep $SW_OPTEXT: ${tally[kernel-problem]:-1} cases found kernel problems (sweep.json, sweep-findings.txt)" "${STEP_DIAG[@]}")
+		# the guest is back where the sweep found it: the run goes on
+		((cst != 2)) && STEP_GOES_ON=1
 		return 1
 	fi
 	((cst == 2)) && return 2
