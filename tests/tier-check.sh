@@ -89,6 +89,17 @@ check_bad_input() {
 		make -s -C "$ROOT" run "VARIANT=a'b"
 	bad_input "make: a ; in LOG is part of the file name" "no such file" \
 		make -s -C "$ROOT" triage "LOG=x;touch $TMP/injected"
+	# make itself must not read them either: a $(...) is kept as typed,
+	# neither run by make nor dropped (the trailing x keeps a regression
+	# from falling back to smoke and booting)
+	bad_input "make: a \$(shell ...) in SCENARIO is part of the name" "unknown scenario '\$(shell touch" \
+		make -s -C "$ROOT" run "SCENARIO=\$(shell touch $TMP/injected)x"
+	bad_input "make: a \$(...) in SCENARIO is not dropped" "unknown scenario '\$(nothing)x'" \
+		make -s -C "$ROOT" run "SCENARIO=\$(nothing)x"
+	bad_input "make: a \$(shell ...) in a misspelt variable is not run" "unknown variable SEEED" \
+		make -s -C "$ROOT" run "SEEED=\$(shell touch $TMP/injected)"
+	bad_input "make: RIG on the command line does not replace the runner" "unknown variable RIG" \
+		make -s -C "$ROOT" run "RIG=touch $TMP/injected;"
 	if [[ -e $TMP/injected ]]; then
 		t_fail "make: no value given to make ran as a shell command"
 	else
