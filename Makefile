@@ -16,7 +16,7 @@ $(foreach v,$(RIG_CMDLINE_VARS),$(eval override $(v) := $$(value $(v))))
 # is the recipe itself); the runner refuses them there as unknown.
 override RIG := monitor-scripts/rig
 override RIG_VARS := $(shell $(RIG) vars)
-override MAKE_VARS := SCENARIO LOG DURATION CHECKPOINT MATRIX SHARD PAR BENCH_BUILD TREE OUT SCENARIOS SWEEP
+override MAKE_VARS := $(shell $(RIG) vars make)
 export $(RIG_VARS) $(MAKE_VARS)
 override RIG_MAKE_COMMAND := make $(MAKECMDGOALS)
 export RIG_MAKE_COMMAND
@@ -69,7 +69,7 @@ help:
 	@echo '  MATRIX=file           make matrix: its entries (default tests/matrix/default)'
 	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc)'
 	@echo '  SCENARIOS="a b"       make coverage: the runs to merge (default: the scenario library)'
-	@echo '  SWEEP=1|FIRST-LAST    make coverage: add make sweep's scenarios (all cases, or those of each sweep)'
+	@echo '  SWEEP=1|FIRST-LAST    make coverage: add make sweep'"'"'s scenarios (all cases, or those of each sweep)'
 	@echo '  TREE=dir OUT=dir      make sendable: the kernel tree for get_maintainer.pl; where to write'
 	@echo
 	@echo 'exit status of monitor-scripts/rig: 0 pass, 1 kernel problem, 2 rig error, 4 skip'

@@ -188,12 +188,14 @@ check_docs() {
 	else
 		t_fail "scenarios/README.md's library table names every scenario (missing:$missing)"
 	fi
-	make -s -C "$ROOT" help >"$TMP/help" 2>&1
+	local st=0
+	make -s -C "$ROOT" help >"$TMP/help" 2>&1 || st=$?
 	missing=''
+	((st == 0)) || missing+=" (make help exits $st: $(tail -2 "$TMP/help" | tr '\n' ' '))"
 	for v in $(sed -n 's/^\.PHONY: //p' "$ROOT/Makefile" | tr " " "\n"); do
 		grep -qw -- "$v" "$TMP/help" || missing+=" $v"
 	done
-	for v in $("$RIG" vars); do
+	for v in $("$RIG" vars) $("$RIG" vars make); do
 		grep -q -- "$v=" "$TMP/help" || missing+=" $v"
 	done
 	if [[ -z $missing ]]; then
