@@ -111,6 +111,15 @@ check_bad_input() {
 	bad_input "repeat 1000000000 refused before expanding" "repeat takes a count" "$RIG" run "$ROOT/tests/parse/bad-repeat-huge.scenario"
 	t1=${EPOCHREALTIME/./}
 	note "refused in $(((t1 - t0) / 1000)) ms"
+	# numbers outside scenarios: decimal, bounded, one line (each with a
+	# second bad value that a regression stops at, so it never boots)
+	bad_input "matrix: SHARD=09/08 is read as decimal" "SHARD=09/08: use i/N" \
+		"$ROOT/monitor-scripts/matrix" SHARD=09/08
+	: >"$TMP/empty.matrix"
+	bad_input "matrix: a PAR past its bound" "PAR=99999999999999999999" \
+		"$ROOT/monitor-scripts/matrix" PAR=99999999999999999999 MATRIX="$TMP/empty.matrix"
+	bad_input "soak: a CHECKPOINT past its bound" "CHECKPOINT=99999999999999999999" \
+		"$RIG" soak smoke DURATION=1s CHECKPOINT=99999999999999999999 SEED=x
 	# decimal everywhere: 010 is ten, 08 is eight
 	if [[ $("$RIG" steps random SEED=010 2>&1) == "$("$RIG" steps random SEED=10 2>&1)" ]] &&
 		"$RIG" steps smoke SEED=08 >/dev/null 2>&1; then
