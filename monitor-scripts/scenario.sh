@@ -67,12 +67,18 @@ scenario_header_print() {
 }
 
 # sc_strip_comment: cut LINE at the '#' that starts a comment, as a shell
-# would: at the start of a word and outside quotes (guest-sh text may hold
-# "50#" or a quoted '#').
+# would: at the start of a word, outside quotes and not after a backslash
+# (guest-sh text may hold "50#", a quoted '#', "a\" #b" or a\ #b).
 sc_strip_comment() {
 	local i c q='' prev=' '
 	for ((i = 0; i < ${#line}; i++)); do
 		c=${line:i:1}
+		if [[ $c == \\ && $q != \' ]]; then
+			# the next character is quoted: it neither ends a quote
+			# nor starts a comment
+			i=$((i + 1)) prev=x
+			continue
+		fi
 		if [[ -n $q ]]; then
 			[[ $c == "$q" ]] && q=''
 		elif [[ $c == \' || $c == '"' ]]; then
