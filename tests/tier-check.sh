@@ -129,6 +129,33 @@ check_bad_input() {
 	fi
 }
 
+# Patches (EXTRA_PATCHES): every path a patch names, whatever its prefixes
+# and in git's rename lines too, stays inside the tree, checked before
+# anything is built; and a patch with other prefixes than a/ and b/ applies
+# (kbuild.sh's apply_patches on a tree of one file).
+check_patches() {
+	local p pt=$TMP/patches
+	for p in bad-outside-prefix bad-rename-outside bad-absolute; do
+		# FIXES=7 is checked right after the patches: a regression stops
+		# there instead of building
+		bad_input "a patch that writes outside the tree: $p" "outside the kernel tree" \
+			"$RIG" run smoke EXTRA_PATCHES="$ROOT/tests/patches/$p.patch" FIXES=7
+	done
+	mkdir -p "$pt/pristine/mm" "$pt/tree/mm"
+	printf 'a\nb\nc\n' | tee "$pt/pristine/mm/x.c" >"$pt/tree/mm/x.c"
+	printf -- '--- orig/mm/x.c\n+++ new/mm/x.c\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' >"$pt/p.patch"
+	# shellcheck disable=SC2016 # the script is for the inner bash
+	if RIG_ROOT=$ROOT RIG_BUILD=$pt/build bash -c '. "$RIG_ROOT/monitor-scripts/lib.sh" &&
+		. "$RIG_ROOT/monitor-scripts/kbuild.sh" && apply_patches "$@"' apply \
+		"$pt/tree" "$pt/pristine" "$pt/state" "$pt/p.patch" >"$pt/out" 2>&1 &&
+		[[ $(cat "$pt/tree/mm/x.c") == $'a\nB\nc' ]]; then
+		t_ok "a patch with orig/ and new/ prefixes applies"
+	else
+		sed 's/^/# /' "$pt/out" | head -5
+		t_fail "a patch with orig/ and new/ prefixes applies"
+	fi
+}
+
 # A scenario file against the step list (or the one error line) it parses
 # to, with SEED=9: tests/parse/NAME.scenario and NAME.expected.
 check_parse_goldens() {
@@ -221,6 +248,7 @@ check_tier() {
 	check_lint
 	check_triage_golden
 	check_bad_input
+	check_patches
 	check_parse_goldens
 	check_roundtrip
 	check_docs
