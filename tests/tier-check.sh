@@ -156,6 +156,34 @@ check_patches() {
 	fi
 }
 
+# A comma in a path (a scenario named one,cycle, a TMPDIR with one) reaches
+# QEMU's option parser: the path= QEMU reads from each -chardev of the
+# command line (qemu.sh's qemu_cmdline) is the path the rig meant.
+check_qemu_commas() {
+	local dir=$TMP/run,one,,cycle sock=$TMP/rig,sock out bad='' opt
+	# shellcheck disable=SC2016 # the script is for the inner bash
+	out=$(RIG_ROOT=$ROOT RUN_DIR=$dir RIG_SOCK=$sock bash -c '. "$RIG_ROOT/monitor-scripts/lib.sh" &&
+		. "$RIG_ROOT/monitor-scripts/qemu.sh" &&
+		M_NODE_MEM=($((512 << 20)) $((512 << 20))) M_CPUS=2 M_SLOTS=2 M_MAXMEM=$((2 << 30)) M_CPU=qemu64 &&
+		qemu_cmdline tcg bzImage initrd console=ttyS0 && printf "%s\n" "${QEMU_CMD[@]}"' 2>&1)
+	while IFS= read -r opt; do
+		# as QEMU splits it: at single commas, ",," being one comma
+		opt=${opt//,,/$'\1'}
+		opt=,$opt,
+		opt=${opt#*,path=}
+		opt=${opt%%,*}
+		opt=${opt//$'\1'/,}
+		[[ $opt == "$dir/console.log" || $opt == "$sock/agent.sock" || $opt == "$sock/qmp.sock" ]] ||
+			bad+=" $opt"
+	done < <(grep -- 'path=' <<<"$out")
+	if [[ -z $bad && $(grep -c -- 'path=' <<<"$out") == 3 ]]; then
+		t_ok "QEMU reads the paths the rig gave, commas and all"
+	else
+		note "QEMU would read:${bad:- (no paths) $out}"
+		t_fail "QEMU reads the paths the rig gave, commas and all"
+	fi
+}
+
 # A scenario file against the step list (or the one error line) it parses
 # to, with SEED=9: tests/parse/NAME.scenario and NAME.expected.
 check_parse_goldens() {
@@ -249,6 +277,7 @@ check_tier() {
 	check_triage_golden
 	check_bad_input
 	check_patches
+	check_qemu_commas
 	check_parse_goldens
 	check_roundtrip
 	check_docs
