@@ -105,6 +105,10 @@ check_bad_input() {
 	else
 		t_ok "make: no value given to make ran as a shell command"
 	fi
+	# the rig's own lines on stderr (errors, the verdict's reasons, which
+	# quote guest output) show escapes as '?', as the KTAP does
+	bad_input "an escape sequence in an error line is shown as '?'" "unknown scenario '[^']*?\[31mred?\[0m'" \
+		"$RIG" run "$TMP/"$'\e[31mred\e[0m'
 	# a million-fold repeat is refused before it expands, in well under a second
 	local t0 t1
 	t0=${EPOCHREALTIME/./}
