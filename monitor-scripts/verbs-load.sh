@@ -19,13 +19,21 @@ parse_load() {
 	((P_NODE < ${#M_NODE_MEM[@]})) || sc_die "load $1: node $P_NODE does not exist"
 	to_bytes "$3" || sc_die "load $1: '$3' is not a size"
 	P_BYTES=$BYTES
-	local a
+	# rigload gets every number decimal and without leading zeros (it
+	# would read 0256M as octal)
+	human_to P_ARGS "$BYTES"
+	local a seed pin
 	for a in "${@:4}"; do
-		[[ $a =~ ^seed=[0-9]+$ ]] || { [[ $a =~ ^pin=([0-9]+[KMG]?)$ ]] && to_bytes "${BASH_REMATCH[1]}"; } ||
+		if [[ $a == seed=* ]]; then
+			dec seed "${a#seed=}" || sc_die "load $1: '$a' is not seed=N (decimal, up to 10^15)"
+			P_ARGS+=" seed=$seed"
+		elif [[ $a =~ ^pin=([0-9]+[KMG]?)$ ]] && to_bytes "${BASH_REMATCH[1]}"; then
+			human_to pin "$BYTES"
+			P_ARGS+=" pin=$pin"
+		else
 			sc_die "load $1: '$a' is not seed=N or pin=SIZE"
+		fi
 	done
-	# rigload takes the size as written
-	P_ARGS="$3${4:+ ${*:4}}"
 }
 
 predict_load() {
