@@ -45,7 +45,7 @@ help:
 	@echo '  ACCEL=auto|kvm|tcg    accelerator; auto probes KVM once and falls back to TCG'
 	@echo '  KERNEL=6.1|6.12       Debian linux-source package to build (default 6.1)'
 	@echo '  KERNEL_SRC=dir        build your kernel tree (no series unless SERIES=1)'
-	@echo '  KERNEL_IMAGE=bzImage  use a built kernel as it is'
+	@echo '  KERNEL_IMAGE=bzImage  use a built kernel as it is (its config: config-<release> beside it)'
 	@echo '  EXTRA_PATCHES="a b"   patches applied after the series'
 	@echo '  FIXES=1               also apply kernel-series/fixes/'
 	@echo '  VARIANT=name          kernel variant (config fragments); default vmemmap'

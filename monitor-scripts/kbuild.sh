@@ -213,6 +213,7 @@ kernel_check_vars() {
 		[[ -z ${KERNEL_SRC:-} ]] || die "KERNEL_IMAGE and KERNEL_SRC exclude each other"
 		[[ -z ${EXTRA_PATCHES:-} && ${FIXES:-0} != 1 ]] ||
 			die "KERNEL_IMAGE is used as it is: EXTRA_PATCHES and FIXES=1 need a build"
+		kernel_image_inspect
 	fi
 	if [[ -n ${KERNEL_SRC:-} ]]; then
 		[[ -f $KERNEL_SRC/Makefile && -d $KERNEL_SRC/mm ]] ||
@@ -374,17 +375,53 @@ kernel_extract() {
 	touch "$top/.rig-extracted"
 }
 
+# image_release IMAGE: the release a bzImage says it is (the string its
+# setup header's kernel_version field points at), empty when it has none.
+image_release() {
+	local img=$1 off magic
+	magic=$(dd if="$img" bs=1 skip=$((0x202)) count=4 status=none 2>/dev/null | tr -d '\0')
+	[[ $magic == HdrS ]] || return 0
+	off=$(od -An -tu2 -j $((0x20E)) -N2 "$img" | tr -d ' ')
+	[[ -n $off ]] && ((off > 0)) || return 0
+	dd if="$img" bs=1 skip=$((off + 0x200)) count=256 status=none 2>/dev/null |
+		tr '\0' '\n' | head -1 | awk '{ print $1 }'
+}
+
+# image_config IMAGE RELEASE: the config an image was built with, as a
+# distribution or a build leaves it: config-RELEASE beside the image (Debian's
+# /boot, an extracted linux-image package), ../../../.config (an O= build's
+# arch/x86/boot/bzImage), or config beside it (the rig's own cache).
+image_config() {
+	local dir c
+	dir=$(dirname "$1")
+	for c in ${2:+"$dir/config-$2"} "$dir/../../../.config" "$dir/config" "$dir/.config"; do
+		[[ -f $c ]] && grep -q '^CONFIG_' "$c" && { realpath "$c"; return 0; }
+	done
+	return 0
+}
+
+# kernel_image_inspect: KIMAGE, KRELEASE and KCONFIG of KERNEL_IMAGE, as
+# soon as the variables are checked, so scenario needs and random draws
+# are judged on what the image has before anything boots.
+kernel_image_inspect() {
+	KIMAGE=$(realpath "$KERNEL_IMAGE")
+	KRELEASE=$(image_release "$KIMAGE")
+	KCONFIG=$(image_config "$KIMAGE" "$KRELEASE")
+}
+
 # kernel_build: sets KIMAGE, KCONFIG, KRELEASE, KHASH, KSOURCE (where the
 # kernel came from, for summary.json) and KTREE (the source tree, whose
 # selftests the guest runs; empty for an image).
 kernel_build() {
 	if [[ -n ${KERNEL_IMAGE:-} ]]; then
-		KIMAGE=$(realpath "$KERNEL_IMAGE") KHASH=image KCONFIG='' KRELEASE='' KTREE=''
+		kernel_image_inspect
+		KHASH=image KTREE=''
 		KSOURCE="image $KIMAGE"
-		local guess
-		guess=$(dirname "$KIMAGE")/../../../.config
-		[[ -f $guess ]] && KCONFIG=$(realpath "$guess")
-		[[ -n $KCONFIG ]] || warn "no .config next to $KERNEL_IMAGE: scenario needs cannot be checked"
+		if [[ -n $KCONFIG ]]; then
+			say "kernel image ${KRELEASE:-of unknown release}, config $KCONFIG"
+		else
+			say "no config for $KERNEL_IMAGE (config-${KRELEASE:-RELEASE} beside it, or the O= build's .config): the guest is probed for what scenarios need"
+		fi
 		return 0
 	fi
 	local build=$RIG_BUILD src pristine state objdir imgdir bv
