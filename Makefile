@@ -46,6 +46,7 @@ help:
 	@echo '  KERNEL=6.1|6.12       Debian linux-source package to build (default 6.1)'
 	@echo '  KERNEL_SRC=dir        build your kernel tree (no series unless SERIES=1)'
 	@echo '  KERNEL_IMAGE=bzImage  use a built kernel as it is (its config: config-<release> beside it)'
+	@echo '  KERNEL_MODULES=dir    the image'"'"'s modules (package root or lib/modules/<release>)'
 	@echo '  EXTRA_PATCHES="a b"   patches applied after the series'
 	@echo '  FIXES=1               also apply kernel-series/fixes/'
 	@echo '  VARIANT=name          kernel variant (config fragments); default vmemmap'

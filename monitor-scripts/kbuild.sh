@@ -247,6 +247,8 @@ kernel_check_vars() {
 		[[ ${FIXES:-0} == 0 || -f $sdir/fixes/series ]] ||
 			die "FIXES=1: there are no fixes for Linux ${sv:-of unknown version} (${sdir#"$RIG_ROOT"/}/fixes/series)"
 	fi
+	kmod_check_vars
+	kmod_resolve
 	# Patches into a tree of your own would change your files: we do not.
 	if [[ -n ${KERNEL_SRC:-} && ( $SERIES == 1 || -n ${EXTRA_PATCHES:-} || ${FIXES:-0} == 1 ) ]]; then
 		KERNEL_SRC_COPY=1

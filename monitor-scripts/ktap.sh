@@ -56,10 +56,14 @@ write_summary() {
 		--argjson total_ms "$((now - RUN_T0))" \
 		--argjson reports "$reports" \
 		--argjson soak "${SOAK_JSON:-null}" \
+		--arg kconfig "${KCONFIG:-}" --arg modules "${KMOD_DIR:-}" \
+		--arg modules_loaded "${KMOD_LOAD[*]:-}" \
 		'{scenario: $scenario, scenario_file: $file, seed: $seed, run_id: $run_id,
 		  verdict: $verdict, reasons: $reasons,
 		  kernel: {release: $release, config_hash: $config_hash, inputs: $inputs, image: $image,
-		           source: $source,
+		           source: $source, config: $kconfig,
+		           modules: (if $modules == "" then null else {dir: $modules,
+		                     loaded: ($modules_loaded | split(" ") | map(select(length > 0)))} end),
 		           variant: $variant, variant_cmdline: $variant_cmdline, fixes: $fixes,
 		           extra_patches: $extra},
 		  accel: $accel, qemu: $qemu, command: $command,

@@ -357,13 +357,33 @@ on_exit() {
 	fi
 }
 
-# needs_unmet: the scenario's needs that the kernel config lacks.
+# needs_unmet: why the kernel config does not meet the scenario's needs,
+# on one line, or nothing. An option built as a module counts only when the
+# guest loads that module (KERNEL_MODULES, kmodules.sh); with no config
+# the guest is probed after boot instead (caps_unmet).
 needs_unmet() {
 	[[ -n ${KCONFIG:-} ]] || return 0
-	local n
+	local n v hint=''
+	local -a lack=()
 	for n in "${SC_NEEDS[@]}"; do
-		grep -q "^$n=[ym]" "$KCONFIG" || echo "$n"
+		v=$(sed -n "s/^$n=//p" "$KCONFIG" | head -1)
+		case $v in
+		y) ;;
+		m)
+			kmod_has "$n" && continue
+			if [[ -z ${KMOD_FOR[$n]:-} ]]; then
+				lack+=("$n=m (a module the rig does not load)")
+			elif [[ -z ${KERNEL_MODULES:-} ]]; then
+				lack+=("$n=m")
+				hint=" (built as modules: set KERNEL_MODULES to the image's package root or lib/modules/${KRELEASE:-<release>})"
+			else
+				lack+=("$n=m (no ${KMOD_FOR[$n]}.ko under $KMOD_DIR)")
+			fi
+			;;
+		*) lack+=("$n") ;;
+		esac
 	done
+	((${#lack[@]} == 0)) || echo "$(join_by ', ' "${lack[@]}")$hint"
 }
 
 # run_boot: QEMU up, the QMP session and the agent ready. Returns only when
@@ -428,10 +448,10 @@ run_scenario() {
 	say "run $RUN_ID: $SCENARIO, seed $SEED, ${#S_TEXT[@]} steps"
 
 	ktap "KTAP version 1"
-	local -a unmet
-	mapfile -t unmet < <(needs_unmet)
-	if ((${#unmet[@]})); then
-		SKIP_REASON="kernel lacks ${unmet[*]}"
+	local unmet
+	unmet=$(needs_unmet)
+	if [[ -n $unmet ]]; then
+		SKIP_REASON="kernel lacks $unmet"
 		ktap "1..0 # SKIP $SKIP_REASON"
 		REASONS+=("skipped: $SKIP_REASON")
 		SKIPPED=${#S_TEXT[@]}
