@@ -86,13 +86,20 @@ guest_hang_dump() {
 	done
 }
 
+# step_skip WHY: the step cannot run on this kernel (an injector or a
+# counter it lacks): status 4, and the run skips from here on.
+step_skip() {
+	STEP_SKIP=$1
+	return 4
+}
+
 # --- steps -----------------------------------------------------------------------
 # run_step N (1-based): markers, the verb's runner, the checks, the console.
 run_step() {
 	local n=$1 st=0 from t0 now
 	RUN_STEP=$n
 	step_select $((n - 1))
-	STEP_DIAG=() STEP_SUB=() GUEST_HUNG=0
+	STEP_DIAG=() STEP_SUB=() GUEST_HUNG=0 STEP_SKIP=''
 	now_ms t0
 	if ((CHECKS)); then
 		agent_call mark "step $n begin $ST_TEXT"
@@ -156,6 +163,12 @@ run_steps() {
 		for l in "${STEP_DIAG[@]}"; do "$STEP_LINE_FN" "# $l"; done
 		case $st in
 		0) result=ok; "$STEP_LINE_FN" "ok $n $text"; PASSED=$((PASSED + 1)) ;;
+		4)
+			result=skip
+			"$STEP_LINE_FN" "ok $n $text # SKIP $STEP_SKIP"
+			SKIP_REASON=${SKIP_REASON:-$STEP_SKIP}
+			REASONS+=("skipped: step $n ($text): $STEP_SKIP")
+			;;
 		1) result=fail; "$STEP_LINE_FN" "not ok $n $text"; fail "step $n ($text): ${STEP_DIAG[0]:-failed}"; FAILED=$((FAILED + 1)) ;;
 		*)
 			result=error
@@ -170,7 +183,9 @@ run_steps() {
 			rig_error "cannot write to the log folder (full?): $(df -Ph "$RUN_DIR" | awk 'NR == 2 { print $4 " free" }')"
 			abort="the log folder is full"
 		fi
-		if ((st != 0)); then
+		if ((st == 4)); then
+			abort="step $n skipped: $STEP_SKIP"
+		elif ((st != 0)); then
 			((GUEST_HUNG)) && guest_hang_dump
 			abort="step $n failed"
 		fi
@@ -423,6 +438,16 @@ run_boot() {
 run_baseline() {
 	model_select live
 	model_reset offline
+	caps_probe || { rig_error "cannot ask the guest what its kernel has (agent.log)"; exit 2; }
+	caps_report
+	local -a unmet
+	mapfile -t unmet < <(caps_unmet)
+	if ((${#unmet[@]})); then
+		SKIP_REASON="kernel lacks $(join_by ', ' "${unmet[@]}")"
+		REASONS+=("skipped: $SKIP_REASON")
+		ktap "# SKIP $SKIP_REASON"
+		exit 4
+	fi
 	baseline_take || { fail "cannot read the guest's memory state at boot"; exit 1; }
 	HAVE_KMEMLEAK=0
 	if agent_call -t 120000 kmemleak-baseline && [[ ${AGENT_OUT[0]:-} == "kmemleak baseline taken" ]]; then
