@@ -256,6 +256,25 @@ kernel_check_vars() {
 	return 0
 }
 
+# kernel_offers CONFIG_X: the kernel this run boots will have CONFIG_X, as
+# far as can be told before it is built: an image's config says =y; a build
+# gets it when a patch it applies adds the option, or the tree's Kconfig
+# already declares it (the series fragments ask for what is declared). For
+# seeded draws (random.sh), which must pick only steps the kernel can take.
+kernel_offers() {
+	local opt=${1#CONFIG_} tree p
+	if [[ -n ${KERNEL_IMAGE:-} ]]; then
+		[[ -n ${KCONFIG:-} ]] && grep -qx "CONFIG_$opt=y" "$KCONFIG"
+		return
+	fi
+	for p in $(kernel_patches); do
+		grep -qE "^\+(menu)?config $opt\$" "$p" && return 0
+	done
+	tree=${KERNEL_SRC:-$KERNEL_TREE}
+	[[ -d $tree ]] || return 1
+	grep -rqE --include='Kconfig*' "^[[:space:]]*(menu)?config[[:space:]]+$opt\$" "$tree"
+}
+
 # patch_files PATCH...: every path a patch touches (-p1).
 patch_files() {
 	sed -n -e 's#^--- a/\([^\t]*\).*#\1#p' -e 's#^+++ b/\([^\t]*\).*#\1#p' "$@" | sort -u
