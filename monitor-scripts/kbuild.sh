@@ -430,6 +430,20 @@ kernel_image_inspect() {
 	KCONFIG=$(image_config "$KIMAGE" "$KRELEASE")
 }
 
+# kernel_src_git: KGIT_DESCRIBE and KGIT_HEAD of KERNEL_SRC when it is the
+# top of a git work tree (`git describe --dirty`, so a result names the exact
+# code, local changes included); empty otherwise. Trees owned by another
+# user are read too (safe.directory): git only reads them here.
+kernel_src_git() {
+	KGIT_DESCRIBE='' KGIT_HEAD=''
+	local -a git=(git -c safe.directory="$KERNEL_SRC" -C "$KERNEL_SRC")
+	command -v git >/dev/null || return 0
+	[[ $("${git[@]}" rev-parse --show-toplevel 2>/dev/null) == "$KERNEL_SRC" ]] || return 0
+	KGIT_HEAD=$("${git[@]}" rev-parse HEAD 2>/dev/null) || KGIT_HEAD=''
+	KGIT_DESCRIBE=$("${git[@]}" describe --dirty --always 2>/dev/null) || KGIT_DESCRIBE=''
+	[[ -z $KGIT_HEAD ]] || KSOURCE+=" git $KGIT_DESCRIBE $KGIT_HEAD"
+}
+
 # kernel_build: sets KIMAGE, KCONFIG, KRELEASE, KHASH, KSOURCE (where the
 # kernel came from, for summary.json) and KTREE (the source tree, whose
 # selftests the guest runs; empty for an image).
@@ -497,6 +511,7 @@ kernel_build() {
 		fi
 		imgdir=$objdir/image
 		KSOURCE="tree $KERNEL_SRC"
+		kernel_src_git
 	else
 		src=$KERNEL_TREE
 		kernel_extract "$src"

@@ -57,12 +57,14 @@ write_summary() {
 		--argjson reports "$reports" \
 		--argjson soak "${SOAK_JSON:-null}" \
 		--argjson caps "$(caps_json)" \
+		--arg git_describe "${KGIT_DESCRIBE:-}" --arg git_head "${KGIT_HEAD:-}" \
 		--arg kconfig "${KCONFIG:-}" --arg modules "${KMOD_DIR:-}" \
 		--arg modules_loaded "${KMOD_LOAD[*]:-}" \
 		'{scenario: $scenario, scenario_file: $file, seed: $seed, run_id: $run_id,
 		  verdict: $verdict, reasons: $reasons,
 		  kernel: {release: $release, config_hash: $config_hash, inputs: $inputs, image: $image,
 		           source: $source, config: $kconfig,
+		           git: (if $git_head == "" then null else {describe: $git_describe, head: $git_head} end),
 		           modules: (if $modules == "" then null else {dir: $modules,
 		                     loaded: ($modules_loaded | split(" ") | map(select(length > 0)))} end),
 		           variant: $variant, variant_cmdline: $variant_cmdline, fixes: $fixes,
