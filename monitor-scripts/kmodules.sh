@@ -54,9 +54,10 @@ kmod_name() {
 # kmod_index: KMOD_PATH[name] for every module file under KMOD_DIR.
 kmod_index() {
 	declare -gA KMOD_PATH=()
-	local f
+	local f n
 	while IFS= read -r f; do
-		KMOD_PATH[$(kmod_name "$f")]=$f
+		n=${f##*/} n=${n%%.ko*}
+		KMOD_PATH[${n//-/_}]=$f
 	done < <(find "$KMOD_DIR" -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst' -o -name '*.ko.gz')
 }
 
