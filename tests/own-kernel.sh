@@ -148,3 +148,35 @@ check_own_git() {
 	out=$(own_rig "KERNEL_SRC='$g' KSOURCE=tree; kernel_src_git; echo \"\$KGIT_DESCRIBE \$KGIT_HEAD\"")
 	own_same "a git tree's describe --dirty and HEAD are recorded" "v6.99-dirty $head" "$out"
 }
+
+# --- the boots (make check-all) ------------------------------------------------
+
+# own_stock_tree: Debian's linux-source-6.1 extracted as a user would, into
+# a folder of its own (build/src's copy carries the series), once.
+own_stock_tree() {
+	local top=$ROOT/build/stock
+	# shellcheck disable=SC2034 # for tests/check-all, which sources this
+	OWN_STOCK=$top/linux-source-6.1
+	[[ -f $top/.extracted ]] && return 0
+	rm -rf "$top"
+	mkdir -p "$top"
+	tar -xf /usr/src/linux-source-6.1.tar.xz -C "$top" && touch "$top/.extracted"
+}
+
+# own_distro: Debian's newest linux-image-6.1.0-N-amd64, downloaded with
+# apt-get and extracted (boot/vmlinuz-*, boot/config-*, lib/modules/*);
+# OWN_DEB is its root, OWN_DEB_IMAGE its vmlinuz. 1 when apt cannot get it.
+own_distro() {
+	local top=$ROOT/build/distro pkg
+	OWN_DEB=$top/root
+	if [[ ! -f $top/.extracted ]]; then
+		pkg=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64$' | awk '{ print $1 }' | sort -V | tail -1)
+		[[ -n $pkg ]] || return 1
+		rm -rf "$top"
+		mkdir -p "$top/root"
+		(cd "$top" && apt-get download "$pkg" >/dev/null 2>&1) || return 1
+		dpkg-deb -x "$top"/"$pkg"_*.deb "$top/root" && rm -f "$top"/*.deb && touch "$top/.extracted" || return 1
+	fi
+	OWN_DEB_IMAGE=$(find "$OWN_DEB/boot" -name 'vmlinuz-*' | head -1)
+	[[ -n $OWN_DEB_IMAGE ]]
+}
