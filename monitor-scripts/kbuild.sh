@@ -219,6 +219,10 @@ kernel_check_vars() {
 		[[ -f $KERNEL_SRC/Makefile && -d $KERNEL_SRC/mm ]] ||
 			die "KERNEL_SRC=$KERNEL_SRC is not a kernel tree"
 		KERNEL_SRC=$(realpath "$KERNEL_SRC")
+		# Kbuild refuses an O= build of a tree configured in place
+		# ("source tree is not clean"); say so before anything runs.
+		[[ ! -e $KERNEL_SRC/.config && ! -e $KERNEL_SRC/include/config ]] ||
+			die "KERNEL_SRC=$KERNEL_SRC was configured or built in place (it has .config or include/config), and Kbuild refuses to build such a tree out of tree: run 'make mrproper' in it (keep your .config first), or boot what you built with KERNEL_IMAGE=$KERNEL_SRC/arch/x86/boot/bzImage"
 	fi
 	local f
 	for p in ${EXTRA_PATCHES:-}; do

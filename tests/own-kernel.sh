@@ -122,6 +122,11 @@ check_own_kernel() {
 	own_module "$TMP/own-bad/lib/modules/$OWN_REL" virtio_mem virtio 6.1.0-98-fake
 	bad_input "a module built for another release" "virtio_mem.ko is for 6.1.0-98-fake, the image is $OWN_REL" \
 		"$RIG" run smoke KERNEL_IMAGE="$TMP/own-bad/boot/vmlinuz-$OWN_REL" KERNEL_MODULES="$TMP/own-bad"
+	mkdir -p "$TMP/inplace/mm"
+	: >"$TMP/inplace/Makefile"
+	: >"$TMP/inplace/.config"
+	bad_input "a tree built in place: one line with the fix" "configured or built in place.*make mrproper" \
+		"$RIG" run smoke KERNEL_SRC="$TMP/inplace"
 	# random draws fail_vmemmap plugs only where the kernel has it
 	if "$RIG" steps random SEED=3 | grep -q '^inject fail_vmemmap' &&
 		! "$RIG" steps random SEED=3 KERNEL_IMAGE="$img" | grep -q '^inject'; then
