@@ -379,7 +379,7 @@ on_exit() {
 needs_unmet() {
 	[[ -n ${KCONFIG:-} ]] || return 0
 	local n v hint=''
-	local -a lack=()
+	local -a lack=() series=()
 	for n in "${SC_NEEDS[@]}"; do
 		v=$(sed -n "s/^$n=//p" "$KCONFIG" | head -1)
 		case $v in
@@ -395,10 +395,22 @@ needs_unmet() {
 				lack+=("$n=m (no ${KMOD_FOR[$n]}.ko under $KMOD_DIR)")
 			fi
 			;;
-		*) lack+=("$n") ;;
+		*)
+			lack+=("$n")
+			series_adds "$n" && series+=("$n")
+			;;
 		esac
 	done
-	((${#lack[@]} == 0)) || echo "$(join_by ', ' "${lack[@]}")$hint"
+	((${#lack[@]})) || return 0
+	((${#series[@]} == 0)) ||
+		hint+=" (the rig's kernel-series adds ${series[*]#CONFIG_}: SERIES=1 builds a tree with it)"
+	echo "$(join_by ', ' "${lack[@]}")$hint"
+}
+
+# series_adds CONFIG_X: some patch of the rig's series (any kernel's)
+# declares the option, so a tree without the series cannot have it.
+series_adds() {
+	grep -qsxE "\+(menu)?config ${1#CONFIG_}" "$RIG_ROOT"/kernel-series/*.patch "$RIG_ROOT"/kernel-series/*/*.patch
 }
 
 # run_boot: QEMU up, the QMP session and the agent ready. Returns only when
