@@ -111,7 +111,7 @@ caps_report() {
 # caps_unmet: the scenario's needs the guest shows it lacks, one a line.
 caps_unmet() {
 	local n
-	for n in "${SC_NEEDS[@]}"; do
+	for n in $(run_needs); do
 		cap_lacks "$n" || continue
 		if [[ -n ${KMOD_FOR[$n]:-} && -n ${KCONFIG:-} ]] && grep -qx "$n=m" "$KCONFIG"; then
 			echo "$n (its module ${KMOD_FOR[$n]} did not load: see console.log)"

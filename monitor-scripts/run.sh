@@ -372,6 +372,23 @@ on_exit() {
 	fi
 }
 
+# Kernel parameters that only a kernel with an option takes: a stock kernel
+# ignores fail_vmemmap=pmd and boots as if it were not there, so a run
+# that boots with one needs the option as if the scenario declared it.
+declare -rA PARAM_NEEDS=([fail_vmemmap]=CONFIG_FAIL_VMEMMAP [fail_hotplug]=CONFIG_FAIL_HOTPLUG)
+
+# run_needs: the scenario's needs, and those of the parameters the run
+# boots with (the scenario's cmdline and the variant's).
+run_needs() {
+	local w n
+	local -A seen=()
+	for n in "${SC_NEEDS[@]}"; do seen[$n]=1; echo "$n"; done
+	for w in ${SC_CMDLINE:-} ${KVARIANT_CMDLINE:-}; do
+		n=${PARAM_NEEDS[${w%%=*}]:-}
+		[[ -z $n || -n ${seen[$n]:-} ]] || { seen[$n]=1; echo "$n"; }
+	done
+}
+
 # needs_unmet: why the kernel config does not meet the scenario's needs,
 # on one line, or nothing. An option built as a module counts only when the
 # guest loads that module (KERNEL_MODULES, kmodules.sh); with no config
@@ -380,7 +397,7 @@ needs_unmet() {
 	[[ -n ${KCONFIG:-} ]] || return 0
 	local n v hint=''
 	local -a lack=() series=()
-	for n in "${SC_NEEDS[@]}"; do
+	for n in $(run_needs); do
 		v=$(sed -n "s/^$n=//p" "$KCONFIG" | head -1)
 		case $v in
 		y) ;;

@@ -104,6 +104,8 @@ check_own_kernel() {
 	img=$d/boot/vmlinuz-$OWN_REL
 	own_expect "an image's config-<release> beside it judges needs: pgtable-alloc-fails skips before the boot" \
 		4 "kernel lacks CONFIG_FAIL_FUNCTION, CONFIG_FAIL_VMEMMAP" "$RIG" run pgtable-alloc-fails KERNEL_IMAGE="$img"
+	own_expect "a variant booting a series-only parameter (fail_vmemmap=pmd) skips on a kernel without it" \
+		4 "kernel lacks CONFIG_FAIL_VMEMMAP" "$RIG" run smoke VARIANT=vmemmap-basepages KERNEL_IMAGE="$img"
 	own_expect "an image's virtio-mem built as a module: virtio-mem skips and names KERNEL_MODULES" \
 		4 "CONFIG_VIRTIO_PCI=m, CONFIG_VIRTIO_MEM=m (built as modules: set KERNEL_MODULES" \
 		"$RIG" run virtio-mem KERNEL_IMAGE="$img"
