@@ -306,3 +306,24 @@ sweep_findings() {
 	done < <(jq -r '.findings[] | [.operation, (.sites | join(",")), .problem, (.cases | map(tostring) | join(","))] | @tsv' \
 		"$RUN_DIR/sweep.json")
 }
+
+# sweep_kmemleak: on a kernel with kmemleak, the operation's cases must
+# not have leaked: one scan per operation (a scan takes two passes 6 s
+# apart, too slow for every case), each leak a finding of the operation.
+# 1 when something leaked.
+sweep_kmemleak() {
+	((${HAVE_KMEMLEAK:-0})) || return 0
+	local st=0 leak
+	kmemleak_scan "kmemleak-sweep-$SW_KEY" || st=$?
+	if ((st != 0)); then
+		diag "sweep: $SW_OPTEXT: the kmemleak scan failed (status $st)"
+		return 0
+	fi
+	kmemleak_baseline || diag "sweep: $SW_OPTEXT: kmemleak baseline failed"
+	((${#KMEMLEAK_LEAKS[@]})) || { diag "sweep: $SW_OPTEXT: kmemleak finds no leak"; return 0; }
+	SW_SITE='' SW_GFP='' SW_ORDER='' SW_CACHE=''
+	SW_REASONS=()
+	for leak in "${KMEMLEAK_LEAKS[@]}"; do SW_REASONS+=("kmemleak: $leak"); done
+	sweep_record 0 kernel-problem
+	return 1
+}
