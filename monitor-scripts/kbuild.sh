@@ -495,6 +495,10 @@ kernel_build() {
 		tag=ext-$(echo "$KERNEL_SRC" | sha256sum | cut -c1-8)
 		objdir=$build/kernel/$tag-$bv
 		if [[ ${KERNEL_SRC_COPY:-0} == 1 ]]; then
+			# the patched copy builds apart from the tree as it is:
+			# each keeps its objects and image, and switching costs
+			# nothing once both are built
+			objdir=$build/kernel/$tag-patched-$bv
 			# A hard-link farm of your tree: patched files are replaced,
 			# never written through, so your tree stays as it is.
 			src=$build/src/$tag pristine=$KERNEL_SRC state=$build/src/$tag.rig
