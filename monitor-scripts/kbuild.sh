@@ -415,13 +415,47 @@ image_release() {
 # image_config IMAGE RELEASE: the config an image was built with, as a
 # distribution or a build leaves it: config-RELEASE beside the image (Debian's
 # /boot, an extracted linux-image package), ../../../.config (an O= build's
-# arch/x86/boot/bzImage), or config beside it (the rig's own cache).
+# arch/x86/boot/bzImage), config beside it (the rig's own cache), or the
+# one built into the image (IKCONFIG).
 image_config() {
 	local dir c
 	dir=$(dirname "$1")
 	for c in ${2:+"$dir/config-$2"} "$dir/../../../.config" "$dir/config" "$dir/.config"; do
 		[[ -f $c ]] && grep -q '^CONFIG_' "$c" && { realpath "$c"; return 0; }
 	done
+	image_ikconfig "$1"
+}
+
+# image_ikconfig IMAGE: the config built into IMAGE (CONFIG_IKCONFIG), as
+# scripts/extract-ikconfig finds it: the compressed kernel inside the
+# bzImage is unpacked, and the gzip blob between IKCFG_ST and IKCFG_ED is
+# the config. Kept under build/ikconfig by the image's hash; nothing when
+# the image has none.
+image_ikconfig() {
+	local img=$1 out tmp sig tool off n
+	out=$RIG_BUILD/ikconfig/$(sha256sum <"$img" | cut -c1-16).config
+	[[ -s $out ]] && { echo "$out"; return 0; }
+	mkdir -p "$RIG_BUILD/ikconfig"
+	tmp=$(mktemp "$out.XXXXXX")
+	for sig in '\x1f\x8b\x08:gzip' '\xfd7zXZ\x00:xz' '\x28\xb5\x2f\xfd:zstd' '\x5d\x00\x00:lzma'; do
+		tool=${sig#*:} sig=${sig%:*}
+		command -v "$tool" >/dev/null || continue
+		n=0
+		while IFS=: read -r off _; do
+			((++n <= 4)) || break
+			tail -c +$((off + 1)) "$img" | "$tool" -dc 2>/dev/null >"$tmp.k" || true
+			off=$(LC_ALL=C grep -obUa 'IKCFG_ST' "$tmp.k" | head -1 | cut -d: -f1)
+			[[ -n $off ]] || continue
+			tail -c +$((off + 9)) "$tmp.k" | gzip -dc 2>/dev/null >"$tmp" || true
+			if grep -q '^CONFIG_' "$tmp"; then
+				mv "$tmp" "$out"
+				rm -f "$tmp.k"
+				echo "$out"
+				return 0
+			fi
+		done < <(LC_ALL=C grep -obUaP "$sig" "$img" 2>/dev/null)
+	done
+	rm -f "$tmp" "$tmp.k"
 	return 0
 }
 

@@ -35,6 +35,21 @@ own_image() {
 	EOF
 }
 
+# own_ikconfig_image DIR: DIR/vmlinuz alone in its folder, whose payload
+# (gzip, as a bzImage's compressed kernel) carries the config between
+# IKCFG_ST and IKCFG_ED, as CONFIG_IKCONFIG builds it in.
+own_ikconfig_image() {
+	mkdir -p "$1"
+	head -c 4096 "$2" >"$1/vmlinuz"
+	{
+		head -c 1000 /dev/urandom
+		printf 'IKCFG_ST'
+		gzip -c "$3"
+		printf 'IKCFG_ED'
+		head -c 1000 /dev/zero
+	} | gzip -c >>"$1/vmlinuz"
+}
+
 # own_module DIR NAME DEPENDS [RELEASE]: a file with a .modinfo's strings.
 own_module() {
 	mkdir -p "$1/kernel/drivers"
@@ -104,6 +119,9 @@ check_own_kernel() {
 	img=$d/boot/vmlinuz-$OWN_REL
 	own_expect "an image's config-<release> beside it judges needs: pgtable-alloc-fails skips before the boot" \
 		4 "kernel lacks CONFIG_FAIL_FUNCTION, CONFIG_FAIL_VMEMMAP" "$RIG" run pgtable-alloc-fails KERNEL_IMAGE="$img"
+	own_ikconfig_image "$TMP/ik" "$img" "$d/boot/config-$OWN_REL"
+	own_expect "an image with its config built in (IKCONFIG) and none beside it: needs judged on it" \
+		4 "kernel lacks CONFIG_FAIL_FUNCTION, CONFIG_FAIL_VMEMMAP" "$RIG" run pgtable-alloc-fails KERNEL_IMAGE="$TMP/ik/vmlinuz"
 	own_expect "a variant booting a series-only parameter (fail_vmemmap=pmd) skips on a kernel without it" \
 		4 "kernel lacks CONFIG_FAIL_VMEMMAP" "$RIG" run smoke VARIANT=vmemmap-basepages KERNEL_IMAGE="$img"
 	own_expect "an image's virtio-mem built as a module: virtio-mem skips and names KERNEL_MODULES" \
