@@ -127,3 +127,14 @@ json_str() {
 	s=${s//[$'\x01'-$'\x1f']/?}
 	printf -v "$1" '"%s"' "$s"
 }
+
+# join_by SEP WORD...: the words with SEP between them.
+join_by() {
+	local sep=$1 out w
+	shift
+	(($#)) || return 0
+	out=$1
+	shift
+	for w in "$@"; do out+=$sep$w; done
+	echo "$out"
+}

@@ -86,13 +86,20 @@ guest_hang_dump() {
 	done
 }
 
+# step_skip WHY: the step cannot run on this kernel (an injector or a
+# counter it lacks): status 4, and the run skips from here on.
+step_skip() {
+	STEP_SKIP=$1
+	return 4
+}
+
 # --- steps -----------------------------------------------------------------------
 # run_step N (1-based): markers, the verb's runner, the checks, the console.
 run_step() {
 	local n=$1 st=0 from t0 now
 	RUN_STEP=$n
 	step_select $((n - 1))
-	STEP_DIAG=() STEP_SUB=() GUEST_HUNG=0
+	STEP_DIAG=() STEP_SUB=() GUEST_HUNG=0 STEP_SKIP=''
 	now_ms t0
 	if ((CHECKS)); then
 		agent_call mark "step $n begin $ST_TEXT"
@@ -156,6 +163,12 @@ run_steps() {
 		for l in "${STEP_DIAG[@]}"; do "$STEP_LINE_FN" "# $l"; done
 		case $st in
 		0) result=ok; "$STEP_LINE_FN" "ok $n $text"; PASSED=$((PASSED + 1)) ;;
+		4)
+			result=skip
+			"$STEP_LINE_FN" "ok $n $text # SKIP $STEP_SKIP"
+			SKIP_REASON=${SKIP_REASON:-$STEP_SKIP}
+			REASONS+=("skipped: step $n ($text): $STEP_SKIP")
+			;;
 		1) result=fail; "$STEP_LINE_FN" "not ok $n $text"; fail "step $n ($text): ${STEP_DIAG[0]:-failed}"; FAILED=$((FAILED + 1)) ;;
 		*)
 			result=error
@@ -173,7 +186,9 @@ run_steps() {
 		# a step that found kernel problems and still left the guest as
 		# the next step expects it (a sweep: every case is judged on its
 		# own) lets the run go on
-		if ((st != 0)) && ! ((st == 1 && STEP_GOES_ON && !GUEST_HUNG)) || ! qemu_alive; then
+		if ((st == 4)); then
+			abort="step $n skipped: $STEP_SKIP"
+		elif ((st != 0)) && ! ((st == 1 && STEP_GOES_ON && !GUEST_HUNG)) || ! qemu_alive; then
 			((GUEST_HUNG)) && guest_hang_dump
 			abort="step $n failed"
 		fi
@@ -362,13 +377,62 @@ on_exit() {
 	fi
 }
 
-# needs_unmet: the scenario's needs that the kernel config lacks.
+# Kernel parameters that only a kernel with an option takes: a stock kernel
+# ignores fail_vmemmap=pmd and boots as if it were not there, so a run
+# that boots with one needs the option as if the scenario declared it.
+declare -rA PARAM_NEEDS=([fail_vmemmap]=CONFIG_FAIL_VMEMMAP [fail_hotplug]=CONFIG_FAIL_HOTPLUG)
+
+# run_needs: the scenario's needs, and those of the parameters the run
+# boots with (the scenario's cmdline and the variant's).
+run_needs() {
+	local w n
+	local -A seen=()
+	for n in "${SC_NEEDS[@]}"; do seen[$n]=1; echo "$n"; done
+	for w in ${SC_CMDLINE:-} ${KVARIANT_CMDLINE:-}; do
+		n=${PARAM_NEEDS[${w%%=*}]:-}
+		[[ -z $n || -n ${seen[$n]:-} ]] || { seen[$n]=1; echo "$n"; }
+	done
+}
+
+# needs_unmet: why the kernel config does not meet the scenario's needs,
+# on one line, or nothing. An option built as a module counts only when the
+# guest loads that module (KERNEL_MODULES, kmodules.sh); with no config
+# the guest is probed after boot instead (caps_unmet).
 needs_unmet() {
 	[[ -n ${KCONFIG:-} ]] || return 0
-	local n
-	for n in "${SC_NEEDS[@]}"; do
-		grep -q "^$n=[ym]" "$KCONFIG" || echo "$n"
+	local n v hint=''
+	local -a lack=() series=()
+	for n in $(run_needs); do
+		v=$(sed -n "s/^$n=//p" "$KCONFIG" | head -1)
+		case $v in
+		y) ;;
+		m)
+			kmod_has "$n" && continue
+			if [[ -z ${KMOD_FOR[$n]:-} ]]; then
+				lack+=("$n=m (a module the rig does not load)")
+			elif [[ -z ${KERNEL_MODULES:-} ]]; then
+				lack+=("$n=m")
+				hint=" (built as modules: set KERNEL_MODULES to the image's package root or lib/modules/${KRELEASE:-<release>})"
+			else
+				lack+=("$n=m (no ${KMOD_FOR[$n]}.ko under $KMOD_DIR)")
+			fi
+			;;
+		*)
+			lack+=("$n")
+			series_adds "$n" && series+=("$n")
+			;;
+		esac
 	done
+	((${#lack[@]})) || return 0
+	((${#series[@]} == 0)) ||
+		hint+=" (the rig's kernel-series adds ${series[*]#CONFIG_}: SERIES=1 builds a tree with it)"
+	echo "$(join_by ', ' "${lack[@]}")$hint"
+}
+
+# series_adds CONFIG_X: some patch of the rig's series (any kernel's)
+# declares the option, so a tree without the series cannot have it.
+series_adds() {
+	grep -qsxE "\+(menu)?config ${1#CONFIG_}" "$RIG_ROOT"/kernel-series/*.patch "$RIG_ROOT"/kernel-series/*/*.patch
 }
 
 # run_boot: QEMU up, the QMP session and the agent ready. Returns only when
@@ -431,6 +495,16 @@ kmemleak_baseline() {
 run_baseline() {
 	model_select live
 	model_reset offline
+	caps_probe || { rig_error "cannot ask the guest what its kernel has (agent.log)"; exit 2; }
+	caps_report
+	local -a unmet
+	mapfile -t unmet < <(caps_unmet)
+	if ((${#unmet[@]})); then
+		SKIP_REASON="kernel lacks $(join_by ', ' "${unmet[@]}")"
+		REASONS+=("skipped: $SKIP_REASON")
+		ktap "# SKIP $SKIP_REASON"
+		exit 4
+	fi
 	baseline_take || { fail "cannot read the guest's memory state at boot"; exit 1; }
 	HAVE_KMEMLEAK=0
 	if kmemleak_baseline; then
@@ -456,10 +530,10 @@ run_scenario() {
 	say "run $RUN_ID: $SCENARIO, seed $SEED, ${#S_TEXT[@]} steps"
 
 	ktap "KTAP version 1"
-	local -a unmet
-	mapfile -t unmet < <(needs_unmet)
-	if ((${#unmet[@]})); then
-		SKIP_REASON="kernel lacks ${unmet[*]}"
+	local unmet
+	unmet=$(needs_unmet)
+	if [[ -n $unmet ]]; then
+		SKIP_REASON="kernel lacks $unmet"
 		ktap "1..0 # SKIP $SKIP_REASON"
 		REASONS+=("skipped: $SKIP_REASON")
 		SKIPPED=${#S_TEXT[@]}

@@ -3,8 +3,8 @@
 # The fast tier (make check): tests that need no kernel and no QEMU and run
 # in seconds: shellcheck, the triage's golden logs, bad input refused before
 # anything is built, the scenario parser against golden step lists, the
-# header round trip that shrunk scenarios rely on, and the documentation
-# against the code. Sourced by tests/check and tests/run (after
+# header round trip that shrunk scenarios rely on, the documentation
+# against the code, and your own kernel's image, modules and git tree. Sourced by tests/check and tests/run (after
 # tests/lib/ktap.sh); needs ROOT, RIG, TS and TMP.
 
 check_lint() {
@@ -275,6 +275,8 @@ check_docs() {
 
 # shellcheck source=tests/coverage.sh
 . "$ROOT/tests/coverage.sh"
+# shellcheck source=tests/own-kernel.sh
+. "$ROOT/tests/own-kernel.sh"
 
 check_tier() {
 	check_lint
@@ -286,4 +288,5 @@ check_tier() {
 	check_roundtrip
 	check_docs
 	check_coverage
+	check_own_kernel
 }
