@@ -279,9 +279,35 @@ kernel_offers() {
 	grep -rqE --include='Kconfig*' "^[[:space:]]*(menu)?config[[:space:]]+$opt\$" "$tree"
 }
 
-# patch_files PATCH...: every path a patch touches (-p1).
+# patch_files PATCH...: every path a patch touches, as patch -p1 reads it:
+# both names of each "--- "/"+++ " header pair, whatever their first
+# component (a/, orig/, ...), and git's rename and copy lines. An absolute
+# name stays absolute, so the caller can refuse it.
 patch_files() {
-	sed -n -e 's#^--- a/\([^\t]*\).*#\1#p' -e 's#^+++ b/\([^\t]*\).*#\1#p' "$@" | sort -u
+	awk '
+	function name(s) {
+		sub(/\t.*/, "", s)
+		gsub(/^"|"$/, "", s)
+		return s
+	}
+	function p1(s) {
+		s = name(s)
+		if (s == "/dev/null")
+			return ""
+		if (s !~ /^\//)
+			sub(/^[^\/]*\//, "", s)
+		return s
+	}
+	# a "+++ " right after a "--- " is a header pair, not hunk lines
+	hdr != "" && /^\+\+\+ / {
+		a = p1(substr(hdr, 5)); b = p1(substr($0, 5))
+		if (a != "") print a
+		if (b != "") print b
+	}
+	{ hdr = /^--- / ? $0 : "" }
+	/^(rename|copy) from / { print name(substr($0, length($1) + 7)) }
+	/^(rename|copy) to / { print name(substr($0, length($1) + 5)) }
+	' "$@" | sort -u
 }
 
 # apply_patches TREE PRISTINE STATE PATCH...: bring TREE to PRISTINE plus the

@@ -3,13 +3,12 @@
 # Results: KTAP on stdout and in result.ktap (line by line, so the last line
 # before a crash is kept), the step list, and summary.json. Sourced by rig.
 
-# ktap LINE: to stdout and result.ktap. Control characters and bytes that
-# are not ASCII (guest output can hold any) become '?', so no terminal
-# escape reaches the user; a closed stdout (make run | head) does not stop
-# the run, result.ktap still gets every line.
+# ktap LINE: to stdout and result.ktap, printable (guest output can hold
+# any byte); a closed stdout (make run | head) does not stop the run,
+# result.ktap still gets every line.
 ktap() {
-	local l=$*
-	l=${l//[$'\x01'-$'\x08'$'\x0b'-$'\x1f'$'\x7f'-$'\xff']/?}
+	local l
+	printable l "$*"
 	printf '%s\n' "$l" 2>/dev/null || true
 	printf '%s\n' "$l" >>"$RUN_DIR/result.ktap" || LOG_WRITE_FAILED=1
 }

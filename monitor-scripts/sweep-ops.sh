@@ -125,6 +125,9 @@ sweep_back_offline() {
 	agent_call online "$DB_FIRST" "$DB_COUNT" "${MD_OTYPE[$ST_NAME]:-online}"
 	agent_failed $? "online $ST_NAME" || return
 	model_dimm_online "$ST_NAME" "${MD_OTYPE[$ST_NAME]:-online}"
+	# the offline moved the node's loads away: new ones land on the
+	# DIMM again, so that every case migrates as much as the dry run
+	load_restart_on "${MD_NODE[$ST_NAME]}"
 }
 
 sweep_setup_offline() {

@@ -18,11 +18,20 @@ verb_define expect-boot 'vmemmap.COUNTER =|>=|<= N' '' "a vmemmap counter's valu
 parse_inject() {
 	(($# >= 1)) || sc_die "usage: inject NAME KEY=VALUE..."
 	[[ " $INJECTORS " == *" $1 "* ]] || sc_die "inject: unknown injector '$1' ($INJECTORS)"
-	local a
+	local a key n
+	local -a kv=()
 	for a in "${@:2}"; do
 		[[ $a =~ ^[A-Za-z_][A-Za-z0-9_-]*=-?[A-Za-z0-9_,+]*$ ]] || sc_die "inject $1: '$a' is not KEY=VALUE"
+		# the kernel reads its knobs in base 0 (010 is 8, 08 is refused):
+		# a number goes to the guest as decimal without leading zeros
+		if [[ $a =~ ^([^=]*=-?)([0-9]+)$ ]]; then
+			key=${BASH_REMATCH[1]}
+			dec n "${BASH_REMATCH[2]}" || sc_die "inject $1: '$a': the number is past 10^15"
+			a=$key$n
+		fi
+		kv+=("$a")
 	done
-	P_NAME=$1 P_ARGS=${*:2}
+	P_NAME=$1 P_ARGS=${kv[*]}
 }
 
 predict_inject() {

@@ -55,10 +55,11 @@ parse_sweep() {
 	esac
 	P_ARGS=$op
 	if [[ -n $cases ]]; then
-		[[ $cases =~ ^([1-9][0-9]*)(-([1-9][0-9]*))?$ ]] &&
-			{ [[ -z ${BASH_REMATCH[3]} ]] || ((BASH_REMATCH[1] <= BASH_REMATCH[3])); } ||
-			sc_die "sweep ${op%% *}: '$cases' is not MAX or FIRST-LAST (cases from 1)"
-		P_ARGS+=" $cases"
+		local first last
+		dec first "${cases%-*}" 1000000 && ((first > 0)) &&
+			{ [[ $cases != *-* ]] || { dec last "${cases#*-}" 1000000 && ((first <= last)); }; } ||
+			sc_die "sweep ${op%% *}: '$cases' is not MAX or FIRST-LAST (cases from 1 to 1000000)"
+		P_ARGS+=" $first${last:+-$last}"
 	fi
 }
 
