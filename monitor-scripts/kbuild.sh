@@ -348,7 +348,9 @@ apply_patches() {
 		if [[ -e $stage/$f ]]; then
 			cmp -s "$stage/$f" "$tree/$f" && continue
 			mkdir -p "$tree/$(dirname "$f")"
-			cp "$stage/$f" "$tree/$f"
+			# a new file, never a write into the old one: in a
+			# hard-link copy of your tree the old one is yours
+			cp --remove-destination "$stage/$f" "$tree/$f"
 		else
 			rm -f "$tree/$f"
 		fi

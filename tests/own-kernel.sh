@@ -157,6 +157,20 @@ check_own_kernel() {
 		t_fail "random draws injections on the series kernel, none on an image without them"
 	fi
 	check_own_git
+	check_own_link_copy
+}
+
+# KERNEL_SRC with patches: the hard-link copy gets the patched files, and
+# the tree it links to keeps its own.
+check_own_link_copy() {
+	local u=$TMP/own-link
+	mkdir -p "$u/tree/mm"
+	echo one >"$u/tree/mm/a.c"
+	cp -al "$u/tree" "$u/copy"
+	printf '%s\n' '--- a/mm/a.c' '+++ b/mm/a.c' '@@ -1 +1 @@' '-one' '+two' >"$u/p.patch"
+	own_rig "apply_patches '$u/copy' '$u/tree' '$u/state' '$u/p.patch'" >"$TMP/own.link"
+	own_same "KERNEL_SRC with patches: the copy is patched, your tree is not written through its hard links" \
+		"one two" "$(cat "$u/tree/mm/a.c") $(cat "$u/copy/mm/a.c")"
 }
 
 # A git tree: describe --dirty and HEAD, as summary.json records them.
