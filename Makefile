@@ -2,16 +2,24 @@
 # hotplug-rig: every entry point. The work is done by monitor-scripts/rig;
 # this file only passes variables through. `make help` lists everything.
 
-RIG := monitor-scripts/rig
 # Values reach the runner through the environment, never through a shell
 # command line: a value is data, however it is quoted. The runner checks
 # each one, and names a variable given on make's command line that it does
 # not know (RIG_CMDLINE_VARS).
-RIG_VARS := $(shell $(RIG) vars)
-MAKE_VARS := SCENARIO LOG DURATION CHECKPOINT MATRIX SHARD PAR BENCH_BUILD TREE OUT SCENARIOS SWEEP
+override RIG_CMDLINE_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
+export RIG_CMDLINE_VARS
+# Nor does make read them: a command-line value is taken as typed, so a
+# $(shell ...) in it is neither run nor expanded to nothing on its way to
+# the environment.
+$(foreach v,$(RIG_CMDLINE_VARS),$(eval override $(v) := $$(value $(v))))
+# The Makefile's own names cannot be replaced from the command line (RIG
+# is the recipe itself); the runner refuses them there as unknown.
+override RIG := monitor-scripts/rig
+override RIG_VARS := $(shell $(RIG) vars)
+override MAKE_VARS := $(shell $(RIG) vars make)
 export $(RIG_VARS) $(MAKE_VARS)
-export RIG_CMDLINE_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
-export RIG_MAKE_COMMAND := make $(MAKECMDGOALS)
+override RIG_MAKE_COMMAND := make $(MAKECMDGOALS)
+export RIG_MAKE_COMMAND
 
 .PHONY: help run sweep coverage soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean sendable
 
@@ -45,7 +53,8 @@ help:
 	@echo '  ACCEL=auto|kvm|tcg    accelerator; auto probes KVM once and falls back to TCG'
 	@echo '  KERNEL=6.1|6.12       Debian linux-source package to build (default 6.1)'
 	@echo '  KERNEL_SRC=dir        build your kernel tree (no series unless SERIES=1)'
-	@echo '  KERNEL_IMAGE=bzImage  use a built kernel as it is'
+	@echo '  KERNEL_IMAGE=bzImage  use a built kernel as it is (its config: config-<release> beside it)'
+	@echo '  KERNEL_MODULES=dir    the image'"'"'s modules (package root or lib/modules/<release>)'
 	@echo '  EXTRA_PATCHES="a b"   patches applied after the series'
 	@echo '  FIXES=1               also apply kernel-series/fixes/'
 	@echo '  VARIANT=name          kernel variant (config fragments); default vmemmap'
@@ -61,7 +70,7 @@ help:
 	@echo '  MATRIX=file           make matrix: its entries (default tests/matrix/default)'
 	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc)'
 	@echo '  SCENARIOS="a b"       make coverage: the runs to merge (default: the scenario library)'
-	@echo '  SWEEP=1|FIRST-LAST    make coverage: add make sweep's scenarios (all cases, or those of each sweep)'
+	@echo '  SWEEP=1|FIRST-LAST    make coverage: add make sweep'"'"'s scenarios (all cases, or those of each sweep)'
 	@echo '  TREE=dir OUT=dir      make sendable: the kernel tree for get_maintainer.pl; where to write'
 	@echo
 	@echo 'exit status of monitor-scripts/rig: 0 pass, 1 kernel problem, 2 rig error, 4 skip'

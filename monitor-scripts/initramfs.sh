@@ -52,3 +52,10 @@ initramfs_build() {
 	mv "$cpio.tmp" "$cpio"
 	say "initramfs $(du -k "$cpio" | cut -f1) KiB"
 }
+
+# guest_image: the guest image of this run: initramfs_build's, with the
+# image's modules appended when KERNEL_MODULES brings some (kmodules.sh).
+guest_image() {
+	initramfs_build
+	kmod_cpio "$INITRAMFS"
+}

@@ -213,11 +213,16 @@ kernel_check_vars() {
 		[[ -z ${KERNEL_SRC:-} ]] || die "KERNEL_IMAGE and KERNEL_SRC exclude each other"
 		[[ -z ${EXTRA_PATCHES:-} && ${FIXES:-0} != 1 ]] ||
 			die "KERNEL_IMAGE is used as it is: EXTRA_PATCHES and FIXES=1 need a build"
+		kernel_image_inspect
 	fi
 	if [[ -n ${KERNEL_SRC:-} ]]; then
 		[[ -f $KERNEL_SRC/Makefile && -d $KERNEL_SRC/mm ]] ||
 			die "KERNEL_SRC=$KERNEL_SRC is not a kernel tree"
 		KERNEL_SRC=$(realpath "$KERNEL_SRC")
+		# Kbuild refuses an O= build of a tree configured in place
+		# ("source tree is not clean"); say so before anything runs.
+		[[ ! -e $KERNEL_SRC/.config && ! -e $KERNEL_SRC/include/config ]] ||
+			die "KERNEL_SRC=$KERNEL_SRC was configured or built in place (it has .config or include/config), and Kbuild refuses to build such a tree out of tree: run 'make mrproper' in it (keep your .config first), or boot what you built with KERNEL_IMAGE=$KERNEL_SRC/arch/x86/boot/bzImage"
 	fi
 	local f
 	for p in ${EXTRA_PATCHES:-}; do
@@ -246,6 +251,8 @@ kernel_check_vars() {
 		[[ ${FIXES:-0} == 0 || -f $sdir/fixes/series ]] ||
 			die "FIXES=1: there are no fixes for Linux ${sv:-of unknown version} (${sdir#"$RIG_ROOT"/}/fixes/series)"
 	fi
+	kmod_check_vars
+	kmod_resolve
 	# Patches into a tree of your own would change your files: we do not.
 	if [[ -n ${KERNEL_SRC:-} && ( $SERIES == 1 || -n ${EXTRA_PATCHES:-} || ${FIXES:-0} == 1 ) ]]; then
 		KERNEL_SRC_COPY=1
@@ -253,9 +260,54 @@ kernel_check_vars() {
 	return 0
 }
 
-# patch_files PATCH...: every path a patch touches (-p1).
+# kernel_offers CONFIG_X: the kernel this run boots will have CONFIG_X, as
+# far as can be told before it is built: an image's config says =y; a build
+# gets it when a patch it applies adds the option, or the tree's Kconfig
+# already declares it (the series fragments ask for what is declared). For
+# seeded draws (random.sh), which must pick only steps the kernel can take.
+kernel_offers() {
+	local opt=${1#CONFIG_} tree p
+	if [[ -n ${KERNEL_IMAGE:-} ]]; then
+		[[ -n ${KCONFIG:-} ]] && grep -qx "CONFIG_$opt=y" "$KCONFIG"
+		return
+	fi
+	for p in $(kernel_patches); do
+		grep -qE "^\+(menu)?config $opt\$" "$p" && return 0
+	done
+	tree=${KERNEL_SRC:-$KERNEL_TREE}
+	[[ -d $tree ]] || return 1
+	grep -rqE --include='Kconfig*' "^[[:space:]]*(menu)?config[[:space:]]+$opt\$" "$tree"
+}
+
+# patch_files PATCH...: every path a patch touches, as patch -p1 reads it:
+# both names of each "--- "/"+++ " header pair, whatever their first
+# component (a/, orig/, ...), and git's rename and copy lines. An absolute
+# name stays absolute, so the caller can refuse it.
 patch_files() {
-	sed -n -e 's#^--- a/\([^\t]*\).*#\1#p' -e 's#^+++ b/\([^\t]*\).*#\1#p' "$@" | sort -u
+	awk '
+	function name(s) {
+		sub(/\t.*/, "", s)
+		gsub(/^"|"$/, "", s)
+		return s
+	}
+	function p1(s) {
+		s = name(s)
+		if (s == "/dev/null")
+			return ""
+		if (s !~ /^\//)
+			sub(/^[^\/]*\//, "", s)
+		return s
+	}
+	# a "+++ " right after a "--- " is a header pair, not hunk lines
+	hdr != "" && /^\+\+\+ / {
+		a = p1(substr(hdr, 5)); b = p1(substr($0, 5))
+		if (a != "") print a
+		if (b != "") print b
+	}
+	{ hdr = /^--- / ? $0 : "" }
+	/^(rename|copy) from / { print name(substr($0, length($1) + 7)) }
+	/^(rename|copy) to / { print name(substr($0, length($1) + 5)) }
+	' "$@" | sort -u
 }
 
 # apply_patches TREE PRISTINE STATE PATCH...: bring TREE to PRISTINE plus the
@@ -374,17 +426,101 @@ kernel_extract() {
 	touch "$top/.rig-extracted"
 }
 
+# image_release IMAGE: the release a bzImage says it is (the string its
+# setup header's kernel_version field points at), empty when it has none.
+image_release() {
+	local img=$1 off magic
+	magic=$(dd if="$img" bs=1 skip=$((0x202)) count=4 status=none 2>/dev/null | tr -d '\0')
+	[[ $magic == HdrS ]] || return 0
+	off=$(od -An -tu2 -j $((0x20E)) -N2 "$img" | tr -d ' ')
+	[[ -n $off ]] && ((off > 0)) || return 0
+	dd if="$img" bs=1 skip=$((off + 0x200)) count=256 status=none 2>/dev/null |
+		tr '\0' '\n' | head -1 | awk '{ print $1 }'
+}
+
+# image_config IMAGE RELEASE: the config an image was built with, as a
+# distribution or a build leaves it: config-RELEASE beside the image (Debian's
+# /boot, an extracted linux-image package), ../../../.config (an O= build's
+# arch/x86/boot/bzImage), config beside it (the rig's own cache), or the
+# one built into the image (IKCONFIG).
+image_config() {
+	local dir c
+	dir=$(dirname "$1")
+	for c in ${2:+"$dir/config-$2"} "$dir/../../../.config" "$dir/config" "$dir/.config"; do
+		[[ -f $c ]] && grep -q '^CONFIG_' "$c" && { realpath "$c"; return 0; }
+	done
+	image_ikconfig "$1"
+}
+
+# image_ikconfig IMAGE: the config built into IMAGE (CONFIG_IKCONFIG), as
+# scripts/extract-ikconfig finds it: the compressed kernel inside the
+# bzImage is unpacked, and the gzip blob between IKCFG_ST and IKCFG_ED is
+# the config. Kept under build/ikconfig by the image's hash; nothing when
+# the image has none.
+image_ikconfig() {
+	local img=$1 out tmp sig tool off n
+	out=$RIG_BUILD/ikconfig/$(sha256sum <"$img" | cut -c1-16).config
+	[[ -s $out ]] && { echo "$out"; return 0; }
+	mkdir -p "$RIG_BUILD/ikconfig"
+	tmp=$(mktemp "$out.XXXXXX")
+	for sig in '\x1f\x8b\x08:gzip' '\xfd7zXZ\x00:xz' '\x28\xb5\x2f\xfd:zstd' '\x5d\x00\x00:lzma'; do
+		tool=${sig#*:} sig=${sig%:*}
+		command -v "$tool" >/dev/null || continue
+		n=0
+		while IFS=: read -r off _; do
+			((++n <= 4)) || break
+			tail -c +$((off + 1)) "$img" | "$tool" -dc 2>/dev/null >"$tmp.k" || true
+			off=$(LC_ALL=C grep -obUa 'IKCFG_ST' "$tmp.k" | head -1 | cut -d: -f1)
+			[[ -n $off ]] || continue
+			tail -c +$((off + 9)) "$tmp.k" | gzip -dc 2>/dev/null >"$tmp" || true
+			if grep -q '^CONFIG_' "$tmp"; then
+				mv "$tmp" "$out"
+				rm -f "$tmp.k"
+				echo "$out"
+				return 0
+			fi
+		done < <(LC_ALL=C grep -obUaP "$sig" "$img" 2>/dev/null)
+	done
+	rm -f "$tmp" "$tmp.k"
+	return 0
+}
+
+# kernel_image_inspect: KIMAGE, KRELEASE and KCONFIG of KERNEL_IMAGE, as
+# soon as the variables are checked, so scenario needs and random draws
+# are judged on what the image has before anything boots.
+kernel_image_inspect() {
+	KIMAGE=$(realpath "$KERNEL_IMAGE")
+	KRELEASE=$(image_release "$KIMAGE")
+	KCONFIG=$(image_config "$KIMAGE" "$KRELEASE")
+}
+
+# kernel_src_git: KGIT_DESCRIBE and KGIT_HEAD of KERNEL_SRC when it is the
+# top of a git work tree (`git describe --dirty`, so a result names the exact
+# code, local changes included); empty otherwise. Trees owned by another
+# user are read too (safe.directory): git only reads them here.
+kernel_src_git() {
+	KGIT_DESCRIBE='' KGIT_HEAD=''
+	local -a git=(git -c safe.directory="$KERNEL_SRC" -C "$KERNEL_SRC")
+	command -v git >/dev/null || return 0
+	[[ $("${git[@]}" rev-parse --show-toplevel 2>/dev/null) == "$KERNEL_SRC" ]] || return 0
+	KGIT_HEAD=$("${git[@]}" rev-parse HEAD 2>/dev/null) || KGIT_HEAD=''
+	KGIT_DESCRIBE=$("${git[@]}" describe --dirty --always 2>/dev/null) || KGIT_DESCRIBE=''
+	[[ -z $KGIT_HEAD ]] || KSOURCE+=" git $KGIT_DESCRIBE $KGIT_HEAD"
+}
+
 # kernel_build: sets KIMAGE, KCONFIG, KRELEASE, KHASH, KSOURCE (where the
 # kernel came from, for summary.json) and KTREE (the source tree, whose
 # selftests the guest runs; empty for an image).
 kernel_build() {
 	if [[ -n ${KERNEL_IMAGE:-} ]]; then
-		KIMAGE=$(realpath "$KERNEL_IMAGE") KHASH=image KCONFIG='' KRELEASE='' KTREE=''
+		kernel_image_inspect
+		KHASH=image KTREE=''
 		KSOURCE="image $KIMAGE"
-		local guess
-		guess=$(dirname "$KIMAGE")/../../../.config
-		[[ -f $guess ]] && KCONFIG=$(realpath "$guess")
-		[[ -n $KCONFIG ]] || warn "no .config next to $KERNEL_IMAGE: scenario needs cannot be checked"
+		if [[ -n $KCONFIG ]]; then
+			say "kernel image ${KRELEASE:-of unknown release}, config $KCONFIG"
+		else
+			say "no config for $KERNEL_IMAGE (config-${KRELEASE:-RELEASE} beside it, or the O= build's .config): the guest is probed for what scenarios need"
+		fi
 		return 0
 	fi
 	local build=$RIG_BUILD src pristine state objdir imgdir bv
@@ -419,6 +555,10 @@ kernel_build() {
 		tag=ext-$(echo "$KERNEL_SRC" | sha256sum | cut -c1-8)
 		objdir=$build/kernel/$tag-$bv
 		if [[ ${KERNEL_SRC_COPY:-0} == 1 ]]; then
+			# the patched copy builds apart from the tree as it is:
+			# each keeps its objects and image, and switching costs
+			# nothing once both are built
+			objdir=$build/kernel/$tag-patched-$bv
 			# A hard-link farm of your tree: patched files are replaced,
 			# never written through, so your tree stays as it is.
 			src=$build/src/$tag pristine=$KERNEL_SRC state=$build/src/$tag.rig
@@ -439,6 +579,7 @@ kernel_build() {
 		fi
 		imgdir=$objdir/image
 		KSOURCE="tree $KERNEL_SRC"
+		kernel_src_git
 	else
 		src=$KERNEL_TREE
 		kernel_extract "$src"

@@ -3,13 +3,12 @@
 # Results: KTAP on stdout and in result.ktap (line by line, so the last line
 # before a crash is kept), the step list, and summary.json. Sourced by rig.
 
-# ktap LINE: to stdout and result.ktap. Control characters and bytes that
-# are not ASCII (guest output can hold any) become '?', so no terminal
-# escape reaches the user; a closed stdout (make run | head) does not stop
-# the run, result.ktap still gets every line.
+# ktap LINE: to stdout and result.ktap, printable (guest output can hold
+# any byte); a closed stdout (make run | head) does not stop the run,
+# result.ktap still gets every line.
 ktap() {
-	local l=$*
-	l=${l//[$'\x01'-$'\x08'$'\x0b'-$'\x1f'$'\x7f'-$'\xff']/?}
+	local l
+	printable l "$*"
 	printf '%s\n' "$l" 2>/dev/null || true
 	printf '%s\n' "$l" >>"$RUN_DIR/result.ktap" || LOG_WRITE_FAILED=1
 }
@@ -56,13 +55,21 @@ write_summary() {
 		--argjson total_ms "$((now - RUN_T0))" \
 		--argjson reports "$reports" \
 		--argjson soak "${SOAK_JSON:-null}" \
+		--argjson caps "$(caps_json)" \
+		--arg git_describe "${KGIT_DESCRIBE:-}" --arg git_head "${KGIT_HEAD:-}" \
+		--arg kconfig "${KCONFIG:-}" --arg modules "${KMOD_DIR:-}" \
+		--arg modules_loaded "${KMOD_LOAD[*]:-}" \
 		'{scenario: $scenario, scenario_file: $file, seed: $seed, run_id: $run_id,
 		  verdict: $verdict, reasons: $reasons,
 		  kernel: {release: $release, config_hash: $config_hash, inputs: $inputs, image: $image,
-		           source: $source,
+		           source: $source, config: $kconfig,
+		           git: (if $git_head == "" then null else {describe: $git_describe, head: $git_head} end),
+		           modules: (if $modules == "" then null else {dir: $modules,
+		                     loaded: ($modules_loaded | split(" ") | map(select(length > 0)))} end),
 		           variant: $variant, variant_cmdline: $variant_cmdline, fixes: $fixes,
 		           extra_patches: $extra},
 		  accel: $accel, qemu: $qemu, command: $command,
+		  capabilities: $caps,
 		  steps: $steps, reports: $reports, soak: $soak,
 		  boots: $boots,
 		  timings: {boot_ready_ms: $boot_ready_ms, total_ms: $total_ms, step_ms: $step_ms,
@@ -79,7 +86,7 @@ write_junit() {
 	. as $s
 	| ($s.steps | length) as $n
 	| ([$s.steps[] | select(.result == "fail" or .result == "error")] | length) as $f
-	| ([$s.steps[] | select(.result == "not run")] | length) as $k
+	| ([$s.steps[] | select(.result == "not run" or .result == "skip")] | length) as $k
 	| "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
 	  "<testsuites><testsuite name=\"hotplug-rig.\($name | esc)\" tests=\"\($n)\" failures=\"\($f)\" skipped=\"\($k)\">",
 	  "<properties><property name=\"seed\" value=\"\($seed | esc)\"/><property name=\"verdict\" value=\"\($verdict | esc)\"/></properties>",
@@ -87,7 +94,7 @@ write_junit() {
 	    "<testcase classname=\"\($name | esc)\" name=\"\(.key + 1) \(.value.verb | esc) \(.value.args | esc)\" time=\"\((($ms[.key] // 0) / 1000))\">"
 	    + (if .value.result == "fail" or .value.result == "error" then
 	         "<failure message=\"\(.value.result)\">\($s.reasons | join("\n") | esc)</failure>"
-	       elif .value.result == "not run" then "<skipped/>" else "" end)
+	       elif .value.result == "not run" or .value.result == "skip" then "<skipped/>" else "" end)
 	    + "</testcase>"),
 	  "</testsuite></testsuites>"' "$RUN_DIR/summary.json" >"$RUN_DIR/result.junit.xml" 2>/dev/null
 }

@@ -4,9 +4,18 @@
 # clock, and validation of numbers and sizes. Sourced by rig; calls nothing
 # above it.
 
+# printable VAR TEXT: VAR gets TEXT with control characters (but tab and
+# newline) and bytes that are not ASCII as '?', so what the guest printed
+# or a file was named never reaches a terminal as an escape sequence.
+printable() {
+	printf -v "$1" '%s' "${2//[$'\x01'-$'\x08'$'\x0b'-$'\x1f'$'\x7f'-$'\xff']/?}"
+}
+
 # A one-line error naming the problem; bad input and rig errors exit 2.
 die() {
-	echo "rig: error: $*" >&2
+	local msg
+	printable msg "$*"
+	echo "rig: error: $msg" >&2
 	exit 2
 }
 
@@ -16,12 +25,17 @@ sc_die() {
 }
 
 warn() {
-	echo "rig: warning: $*" >&2
+	local msg
+	printable msg "$*"
+	echo "rig: warning: $msg" >&2
 }
 
-# Progress for the user, on stderr so stdout stays KTAP.
+# Progress for the user, on stderr so stdout stays KTAP; the verdict's
+# reasons quote guest output.
 say() {
-	[[ ${RIG_QUIET:-0} == 1 ]] || echo "rig: $*" >&2
+	local msg
+	printable msg "$*"
+	[[ ${RIG_QUIET:-0} == 1 ]] || echo "rig: $msg" >&2
 }
 
 # now_ms VAR: VAR gets the wall clock in milliseconds (no fork: the checks
@@ -112,4 +126,15 @@ json_str() {
 	s=${s//$'\n'/\\n}
 	s=${s//[$'\x01'-$'\x1f']/?}
 	printf -v "$1" '"%s"' "$s"
+}
+
+# join_by SEP WORD...: the words with SEP between them.
+join_by() {
+	local sep=$1 out w
+	shift
+	(($#)) || return 0
+	out=$1
+	shift
+	for w in "$@"; do out+=$sep$w; done
+	echo "$out"
 }

@@ -7,7 +7,10 @@
 # operations whose outcome the model can predict are drawn: memory onlined to
 # ZONE_NORMAL may legitimately refuse to go offline, so it is left out.
 # Injections that hit known, unfixed 6.1 bugs (a failed populate WARNs in
-# add_pages) are drawn only with FIXES=1. Sourced by rig.
+# add_pages) are drawn only with FIXES=1, and injections only on a kernel
+# that has the injector (kernel_offers): a stock kernel gets plain steps,
+# and a seed gives the same steps on kernels that can take the same ones.
+# Sourced by rig.
 
 verb_define random 'N' '' 'N seeded random steps over the declared machine (SEED= replays them)'
 
@@ -46,6 +49,8 @@ sc_random() {
 	dec n "$n" 99999 && ((n > 0)) || sc_die "usage: random STEPS (1 to 99999)"
 	[[ -n ${SEED:-} ]] || sc_die "random needs a seed"
 	rnd_seed "$SEED"
+	local can_inject=0
+	kernel_offers CONFIG_FAIL_VMEMMAP && can_inject=1
 	for ((i = 0; i < M_SLOTS && i < 8; i++)); do names+=("r$i"); done
 	local -A load_on=()
 	local made=0
@@ -68,12 +73,12 @@ sc_random() {
 			for d in "${plugged[@]}"; do total=$((total + MD_SIZE[$d])); done
 			((total + BYTES <= M_MAXMEM)) || continue
 			rnd 10
-			if ((RND == 0)); then
+			if ((RND == 0 && can_inject)); then
 				sc_step inject fail_vmemmap kinds=pmd times=-1
 				sc_step plug "$name" "$size" "node=$node"
 				sc_step clear fail_vmemmap
 				made=$((made + 3))
-			elif ((RND == 1)) && [[ ${FIXES:-0} == 1 ]]; then
+			elif ((RND == 1 && can_inject)) && [[ ${FIXES:-0} == 1 ]]; then
 				sc_step inject fail_vmemmap kinds=all times=-1
 				sc_step plug "$name" "$size" "node=$node" expect-fail
 				sc_step clear fail_vmemmap

@@ -86,13 +86,20 @@ guest_hang_dump() {
 	done
 }
 
+# step_skip WHY: the step cannot run on this kernel (an injector or a
+# counter it lacks): status 4, and the run skips from here on.
+step_skip() {
+	STEP_SKIP=$1
+	return 4
+}
+
 # --- steps -----------------------------------------------------------------------
 # run_step N (1-based): markers, the verb's runner, the checks, the console.
 run_step() {
 	local n=$1 st=0 from t0 now
 	RUN_STEP=$n
 	step_select $((n - 1))
-	STEP_DIAG=() STEP_SUB=() GUEST_HUNG=0
+	STEP_DIAG=() STEP_SUB=() GUEST_HUNG=0 STEP_SKIP=''
 	now_ms t0
 	if ((CHECKS)); then
 		agent_call mark "step $n begin $ST_TEXT"
@@ -143,7 +150,7 @@ run_steps() {
 			step_not_run "$n" "$abort"
 			continue
 		fi
-		st=0
+		st=0 STEP_GOES_ON=0
 		local died=0
 		run_step "$n" || st=$?
 		if ((st != 0)) && ! qemu_alive; then
@@ -156,6 +163,12 @@ run_steps() {
 		for l in "${STEP_DIAG[@]}"; do "$STEP_LINE_FN" "# $l"; done
 		case $st in
 		0) result=ok; "$STEP_LINE_FN" "ok $n $text"; PASSED=$((PASSED + 1)) ;;
+		4)
+			result=skip
+			"$STEP_LINE_FN" "ok $n $text # SKIP $STEP_SKIP"
+			SKIP_REASON=${SKIP_REASON:-$STEP_SKIP}
+			REASONS+=("skipped: step $n ($text): $STEP_SKIP")
+			;;
 		1) result=fail; "$STEP_LINE_FN" "not ok $n $text"; fail "step $n ($text): ${STEP_DIAG[0]:-failed}"; FAILED=$((FAILED + 1)) ;;
 		*)
 			result=error
@@ -170,7 +183,12 @@ run_steps() {
 			rig_error "cannot write to the log folder (full?): $(df -Ph "$RUN_DIR" | awk 'NR == 2 { print $4 " free" }')"
 			abort="the log folder is full"
 		fi
-		if ((st != 0)); then
+		# a step that found kernel problems and still left the guest as
+		# the next step expects it (a sweep: every case is judged on its
+		# own) lets the run go on
+		if ((st == 4)); then
+			abort="step $n skipped: $STEP_SKIP"
+		elif ((st != 0)) && ! ((st == 1 && STEP_GOES_ON && !GUEST_HUNG)) || ! qemu_alive; then
 			((GUEST_HUNG)) && guest_hang_dump
 			abort="step $n failed"
 		fi
@@ -213,6 +231,11 @@ run_restart() {
 	fi
 	model_select live
 	model_reset offline
+	# what the new boot allocated is no leak of the run
+	if ((${HAVE_KMEMLEAK:-0})) && ! kmemleak_baseline; then
+		STEP_DIAG=("${keep[@]}" "restart: the new guest's kmemleak baseline failed")
+		return 2
+	fi
 	VMEM_ERROR=''
 	if ! baseline_take; then
 		STEP_DIAG=("${keep[@]}" "restart: cannot read the guest's memory state: ${VMEM_ERROR:-the state request to the agent failed (agent.log)}")
@@ -291,18 +314,15 @@ finish_run() {
 	# kmemleak (debug kernels): the run's leaks, each a kernel problem
 	if ((${HAVE_KMEMLEAK:-0} && guest_ok)); then
 		local kst=0 leak
-		agent_call -t 180000 kmemleak-scan || kst=$?
+		kmemleak_scan kmemleak || kst=$?
 		case $kst in
 		0) ;;
 		3) fail "INFO: guest hang in the final kmemleak scan" ;;
 		*) rig_error "the final kmemleak scan failed (status $kst)" ;;
 		esac
-		if ((kst == 0 && ${#AGENT_OUT[@]})); then
-			printf '%s\n' "${AGENT_OUT[@]}" >"$RUN_DIR/kmemleak.txt"
-			while IFS=$'\t' read -r _ leak; do
-				fail "kmemleak: $leak"
-			done < <("$TRIAGE" -r "$RUN_DIR/reports-kmemleak" "$RUN_DIR/kmemleak.txt" 2>/dev/null)
-		fi
+		for leak in "${KMEMLEAK_LEAKS[@]}"; do
+			fail "kmemleak: $leak"
+		done
 	fi
 	chan_close agent
 	chan_close qmp
@@ -357,13 +377,62 @@ on_exit() {
 	fi
 }
 
-# needs_unmet: the scenario's needs that the kernel config lacks.
+# Kernel parameters that only a kernel with an option takes: a stock kernel
+# ignores fail_vmemmap=pmd and boots as if it were not there, so a run
+# that boots with one needs the option as if the scenario declared it.
+declare -rA PARAM_NEEDS=([fail_vmemmap]=CONFIG_FAIL_VMEMMAP [fail_hotplug]=CONFIG_FAIL_HOTPLUG)
+
+# run_needs: the scenario's needs, and those of the parameters the run
+# boots with (the scenario's cmdline and the variant's).
+run_needs() {
+	local w n
+	local -A seen=()
+	for n in "${SC_NEEDS[@]}"; do seen[$n]=1; echo "$n"; done
+	for w in ${SC_CMDLINE:-} ${KVARIANT_CMDLINE:-}; do
+		n=${PARAM_NEEDS[${w%%=*}]:-}
+		[[ -z $n || -n ${seen[$n]:-} ]] || { seen[$n]=1; echo "$n"; }
+	done
+}
+
+# needs_unmet: why the kernel config does not meet the scenario's needs,
+# on one line, or nothing. An option built as a module counts only when the
+# guest loads that module (KERNEL_MODULES, kmodules.sh); with no config
+# the guest is probed after boot instead (caps_unmet).
 needs_unmet() {
 	[[ -n ${KCONFIG:-} ]] || return 0
-	local n
-	for n in "${SC_NEEDS[@]}"; do
-		grep -q "^$n=[ym]" "$KCONFIG" || echo "$n"
+	local n v hint=''
+	local -a lack=() series=()
+	for n in $(run_needs); do
+		v=$(sed -n "s/^$n=//p" "$KCONFIG" | head -1)
+		case $v in
+		y) ;;
+		m)
+			kmod_has "$n" && continue
+			if [[ -z ${KMOD_FOR[$n]:-} ]]; then
+				lack+=("$n=m (a module the rig does not load)")
+			elif [[ -z ${KERNEL_MODULES:-} ]]; then
+				lack+=("$n=m")
+				hint=" (built as modules: set KERNEL_MODULES to the image's package root or lib/modules/${KRELEASE:-<release>})"
+			else
+				lack+=("$n=m (no ${KMOD_FOR[$n]}.ko under $KMOD_DIR)")
+			fi
+			;;
+		*)
+			lack+=("$n")
+			series_adds "$n" && series+=("$n")
+			;;
+		esac
 	done
+	((${#lack[@]})) || return 0
+	((${#series[@]} == 0)) ||
+		hint+=" (the rig's kernel-series adds ${series[*]#CONFIG_}: SERIES=1 builds a tree with it)"
+	echo "$(join_by ', ' "${lack[@]}")$hint"
+}
+
+# series_adds CONFIG_X: some patch of the rig's series (any kernel's)
+# declares the option, so a tree without the series cannot have it.
+series_adds() {
+	grep -qsxE "\+(menu)?config ${1#CONFIG_}" "$RIG_ROOT"/kernel-series/*.patch "$RIG_ROOT"/kernel-series/*/*.patch
 }
 
 # run_boot: QEMU up, the QMP session and the agent ready. Returns only when
@@ -399,13 +468,46 @@ run_boot() {
 		{ rig_error "guest memory blocks are $GUEST_BLOCK_SIZE bytes; scenarios assume $BLOCK_BYTES"; exit 2; }
 }
 
+# kmemleak_scan NAME: kmemleak's unreferenced objects since its baseline
+# (two scans apart, in the guest), kept as NAME.txt and reports-NAME/ in
+# the run folder, their titles in KMEMLEAK_LEAKS. Returns the agent's
+# status (3: the guest hangs).
+kmemleak_scan() {
+	local st=0 leak
+	KMEMLEAK_LEAKS=()
+	agent_call -t 180000 kmemleak-scan || st=$?
+	((st == 0)) || return $st
+	((${#AGENT_OUT[@]})) || return 0
+	printf '%s\n' "${AGENT_OUT[@]}" >"$RUN_DIR/$1.txt"
+	while IFS=$'\t' read -r _ leak; do
+		KMEMLEAK_LEAKS+=("$leak")
+	done < <("$TRIAGE" -r "$RUN_DIR/reports-$1" "$RUN_DIR/$1.txt" 2>/dev/null)
+	return 0
+}
+
+# kmemleak_baseline: what the guest holds now is no leak (after boot, and
+# after each scan that has been judged).
+kmemleak_baseline() {
+	agent_call -t 120000 kmemleak-baseline && [[ ${AGENT_OUT[0]:-} == "kmemleak baseline taken" ]]
+}
+
 # run_baseline: the live model and the guest as booted; kmemleak's baseline.
 run_baseline() {
 	model_select live
 	model_reset offline
+	caps_probe || { rig_error "cannot ask the guest what its kernel has (agent.log)"; exit 2; }
+	caps_report
+	local -a unmet
+	mapfile -t unmet < <(caps_unmet)
+	if ((${#unmet[@]})); then
+		SKIP_REASON="kernel lacks $(join_by ', ' "${unmet[@]}")"
+		REASONS+=("skipped: $SKIP_REASON")
+		ktap "# SKIP $SKIP_REASON"
+		exit 4
+	fi
 	baseline_take || { fail "cannot read the guest's memory state at boot"; exit 1; }
 	HAVE_KMEMLEAK=0
-	if agent_call -t 120000 kmemleak-baseline && [[ ${AGENT_OUT[0]:-} == "kmemleak baseline taken" ]]; then
+	if kmemleak_baseline; then
 		HAVE_KMEMLEAK=1
 		ktap "# kmemleak: baseline taken after boot; the run's leaks are scanned at the end"
 	fi
@@ -428,10 +530,10 @@ run_scenario() {
 	say "run $RUN_ID: $SCENARIO, seed $SEED, ${#S_TEXT[@]} steps"
 
 	ktap "KTAP version 1"
-	local -a unmet
-	mapfile -t unmet < <(needs_unmet)
-	if ((${#unmet[@]})); then
-		SKIP_REASON="kernel lacks ${unmet[*]}"
+	local unmet
+	unmet=$(needs_unmet)
+	if [[ -n $unmet ]]; then
+		SKIP_REASON="kernel lacks $unmet"
 		ktap "1..0 # SKIP $SKIP_REASON"
 		REASONS+=("skipped: $SKIP_REASON")
 		SKIPPED=${#S_TEXT[@]}

@@ -67,12 +67,18 @@ scenario_header_print() {
 }
 
 # sc_strip_comment: cut LINE at the '#' that starts a comment, as a shell
-# would: at the start of a word and outside quotes (guest-sh text may hold
-# "50#" or a quoted '#').
+# would: at the start of a word, outside quotes and not after a backslash
+# (guest-sh text may hold "50#", a quoted '#', "a\" #b" or a\ #b).
 sc_strip_comment() {
 	local i c q='' prev=' '
 	for ((i = 0; i < ${#line}; i++)); do
 		c=${line:i:1}
+		if [[ $c == \\ && $q != \' ]]; then
+			# the next character is quoted: it neither ends a quote
+			# nor starts a comment
+			i=$((i + 1)) prev=x
+			continue
+		fi
 		if [[ -n $q ]]; then
 			[[ $c == "$q" ]] && q=''
 		elif [[ $c == \' || $c == '"' ]]; then
@@ -150,10 +156,44 @@ scenario_load() {
 	done
 	model_select static
 	model_reset "$auto"
+	sc_count_steps
 	sc_expand 0 "${#lines[@]}" 1
 	model_select "$prev_model"
 	set +f
 	((${#S_TEXT[@]} > 0)) || sc_die "no steps"
+}
+
+# sc_count_steps: the steps the body would expand to, counted before any is
+# expanded (nested repeat counts multiply, random N is N steps), so a
+# scenario past SC_MAX_STEPS is refused in milliseconds, not after
+# expanding 100000 steps. Bad counts and unmatched ends are sc_expand's to
+# name.
+sc_count_steps() {
+	local i n total=0 mult=1
+	local -a w outer=()
+	for ((i = 0; i < ${#lines[@]}; i++)); do
+		read -ra w <<<"${lines[i]}"
+		case ${w[0]} in
+		repeat)
+			dec n "${w[1]:-}" "$SC_MAX_STEPS" || n=1
+			outer+=("$mult")
+			mult=$((mult * n))
+			((mult <= SC_MAX_STEPS)) || mult=$((SC_MAX_STEPS + 1))
+			continue
+			;;
+		end)
+			((${#outer[@]})) || continue
+			mult=${outer[-1]}
+			unset 'outer[-1]'
+			continue
+			;;
+		random) dec n "${w[1]:-}" "$SC_MAX_STEPS" || n=1 ;;
+		*) n=1 ;;
+		esac
+		total=$((total + mult * n))
+		((total <= SC_MAX_STEPS || mult == 1)) ||
+			SC_LINENO=${linenos[i]} sc_die "repeated by the repeat blocks around it, this line takes the scenario past $SC_MAX_STEPS steps"
+	done
 }
 
 # sc_expand FIRST END TIMES: the lines [FIRST, END) TIMES over; a repeat

@@ -128,7 +128,7 @@ sweep_record() {
 	esac
 	jq -cn --arg op "$SW_OPTEXT" --argjson n "$n" --arg site "$SW_SITE" --arg outcome "$outcome" \
 		--arg gfp "$SW_GFP" --arg order "$SW_ORDER" --arg cache "$SW_CACHE" \
-		--arg replay "make run SCENARIO=$SCENARIO SWEEP_CASE=$SW_KEY:$n" \
+		--arg replay "$(sweep_replay_cmd "$n")" \
 		'def opt: if . == "" then null else . end;
 		 {operation: $op, n: $n, replay: $replay, site: ($site | opt), gfp: ($gfp | opt),
 		  order: ($order | opt | if . == null then null else tonumber end), cache: ($cache | opt),
@@ -289,6 +289,19 @@ sweep_replay() {
 	} >"$SW_REPLAY"
 }
 
+# sweep_replay_cmd N: the command that runs case N alone (0: the whole
+# sweep, for what only the whole sweep shows).
+sweep_replay_cmd() {
+	local cmd="make run SCENARIO=$SCENARIO"
+	[[ $1 == 0 ]] || cmd+=" SWEEP_CASE=$SW_KEY:$1"
+	local v
+	# the kernel the case ran on
+	for v in KERNEL VARIANT FIXES EXTRA_PATCHES KERNEL_SRC KERNEL_IMAGE; do
+		[[ -z ${!v:-} ]] || cmd+=" $v=${!v}"
+	done
+	printf '%s' "$cmd"
+}
+
 # sweep_findings: one diag line per distinct problem (operation, first
 # reason), with the sites and cases that reach it and the command that
 # replays the first; the same table in sweep-findings.txt.
@@ -298,11 +311,41 @@ sweep_findings() {
 	while IFS=$'\t' read -r op sites problem cases; do
 		[[ $op == "$SW_OPTEXT" ]] || continue
 		first=${cases%%,*}
-		sweep_replay "$first"
-		diag "sweep finding: $op: $problem (cases $cases at $sites); replay: make run SCENARIO=$SCENARIO SWEEP_CASE=$SW_KEY:$first, or monitor-scripts/rig run ${SW_REPLAY#"$RIG_ROOT"/}"
+		local how
+		if ((first == 0)); then
+			# found over the whole sweep (memory, kmemleak, the control
+			# case): only the whole sweep shows it again
+			how=$(sweep_replay_cmd 0)
+			diag "sweep finding: $op: $problem (over the whole sweep); replay: $how"
+		else
+			sweep_replay "$first"
+			how="$(sweep_replay_cmd "$first"), or monitor-scripts/rig run ${SW_REPLAY#"$RIG_ROOT"/}"
+			diag "sweep finding: $op: $problem (cases $cases at $sites); replay: $how"
+		fi
 		[[ -s $RUN_DIR/sweep-findings.txt ]] ||
 			printf 'operation\tproblem\tsites\tcases\treplay\n' >"$RUN_DIR/sweep-findings.txt"
-		printf '%s\t%s\t%s\t%s\t%s\n' "$op" "$problem" "$sites" "$cases" "SWEEP_CASE=$SW_KEY:$first ${SW_REPLAY#"$RIG_ROOT"/}" >>"$RUN_DIR/sweep-findings.txt"
+		printf '%s\t%s\t%s\t%s\t%s\n' "$op" "$problem" "$sites" "$cases" "$how" >>"$RUN_DIR/sweep-findings.txt"
 	done < <(jq -r '.findings[] | [.operation, (.sites | join(",")), .problem, (.cases | map(tostring) | join(","))] | @tsv' \
 		"$RUN_DIR/sweep.json")
+}
+
+# sweep_kmemleak: on a kernel with kmemleak, the operation's cases must
+# not have leaked: one scan per operation (a scan takes two passes 6 s
+# apart, too slow for every case), each leak a finding of the operation.
+# 1 when something leaked.
+sweep_kmemleak() {
+	((${HAVE_KMEMLEAK:-0})) || return 0
+	local st=0 leak
+	kmemleak_scan "kmemleak-sweep-$SW_KEY" || st=$?
+	if ((st != 0)); then
+		diag "sweep: $SW_OPTEXT: the kmemleak scan failed (status $st)"
+		return 0
+	fi
+	kmemleak_baseline || diag "sweep: $SW_OPTEXT: kmemleak baseline failed"
+	((${#KMEMLEAK_LEAKS[@]})) || { diag "sweep: $SW_OPTEXT: kmemleak finds no leak"; return 0; }
+	SW_SITE='' SW_GFP='' SW_ORDER='' SW_CACHE=''
+	SW_REASONS=()
+	for leak in "${KMEMLEAK_LEAKS[@]}"; do SW_REASONS+=("kmemleak: $leak"); done
+	sweep_record 0 kernel-problem
+	return 1
 }

@@ -125,6 +125,9 @@ sweep_back_offline() {
 	agent_call online "$DB_FIRST" "$DB_COUNT" "${MD_OTYPE[$ST_NAME]:-online}"
 	agent_failed $? "online $ST_NAME" || return
 	model_dimm_online "$ST_NAME" "${MD_OTYPE[$ST_NAME]:-online}"
+	# the offline moved the node's loads away: new ones land on the
+	# DIMM again, so that every case migrates as much as the dry run
+	load_restart_on "${MD_NODE[$ST_NAME]}"
 }
 
 sweep_setup_offline() {
@@ -148,9 +151,18 @@ sweep_do_resize() {
 	SW_VOLD=${MD_VSIZE[$ST_NAME]}
 	RESIZE_STALL_MS=$SWEEP_VMEM_STALL_MS vmem_resize "$ST_NAME" "$ST_BYTES"
 	st=$?
+	if ((st == 0)); then
+		resize_settle
+		# a memory block the guest failed to add after its subblocks
+		# were plugged is unplugged again: QEMU's size falls back
+		qmp_qom_get "/machine/peripheral/$ST_NAME" size || { diag "resize $ST_NAME: $QMP_ERROR"; return 2; }
+		if [[ $QOM_VALUE =~ ^[0-9]+$ ]] && ((QOM_VALUE != ST_BYTES)); then
+			diag "resize $ST_NAME reached $(vmem_human "$ST_BYTES"), then the guest gave it back to $(vmem_human "$QOM_VALUE")"
+			VW_SIZE=$QOM_VALUE st=1
+		fi
+	fi
 	case $st in
 	0)
-		resize_settle
 		SW_DONE=1
 		;;
 	1)

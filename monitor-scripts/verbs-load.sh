@@ -6,6 +6,8 @@
 # all. A lost byte is a kernel problem. See verbs.sh for the four functions
 # a verb has. Sourced by rig.
 
+declare -gA LOAD_START=()
+
 verb_define load 'NAME node=N SIZE [seed=S] [pin=SIZE]' '' \
 	'rigload in the guest: SIZE bytes bound to node N from a seed; pin= holds pages'
 verb_define verify 'NAME' '' "every byte of the load checked"
@@ -19,13 +21,21 @@ parse_load() {
 	((P_NODE < ${#M_NODE_MEM[@]})) || sc_die "load $1: node $P_NODE does not exist"
 	to_bytes "$3" || sc_die "load $1: '$3' is not a size"
 	P_BYTES=$BYTES
-	local a
+	# rigload gets every number decimal and without leading zeros (it
+	# would read 0256M as octal)
+	human_to P_ARGS "$BYTES"
+	local a seed pin
 	for a in "${@:4}"; do
-		[[ $a =~ ^seed=[0-9]+$ ]] || { [[ $a =~ ^pin=([0-9]+[KMG]?)$ ]] && to_bytes "${BASH_REMATCH[1]}"; } ||
+		if [[ $a == seed=* ]]; then
+			dec seed "${a#seed=}" || sc_die "load $1: '$a' is not seed=N (decimal, up to 10^15)"
+			P_ARGS+=" seed=$seed"
+		elif [[ $a =~ ^pin=([0-9]+[KMG]?)$ ]] && to_bytes "${BASH_REMATCH[1]}"; then
+			human_to pin "$BYTES"
+			P_ARGS+=" pin=$pin"
+		else
 			sc_die "load $1: '$a' is not seed=N or pin=SIZE"
+		fi
 	done
-	# rigload takes the size as written
-	P_ARGS="$3${4:+ ${*:4}}"
 }
 
 predict_load() {
@@ -51,6 +61,8 @@ run_load() {
 	agent_call load-start "$ST_NAME" "$ST_NODE" "$size" "$seed" ${pin:+"$pin"}
 	agent_failed $? "load $ST_NAME" || return
 	model_load_start "$ST_NAME"
+	# what started it, for a sweep that must start it again
+	LOAD_START[$ST_NAME]="$ST_NODE $size $seed $pin"
 	defer loads "stop the loads" agent_call -t 60000 load-stop-all
 }
 
@@ -90,6 +102,23 @@ run_release() {
 parse_unload() { parse_load_name "$@"; }
 predict_unload() { predict_load_name && model_load_stop "$P_NAME"; }
 print_unload() { print_load_name; }
+
+# load_restart_on NODE: the loads bound to NODE stopped and started again
+# as they were first started, so that their pages land where a fresh load's
+# would (an offline sweep's DIMM) with the same bytes.
+load_restart_on() {
+	local name
+	local -a a
+	for name in "${!LOAD_START[@]}"; do
+		[[ -n ${MD_LOAD[$name]:-} ]] || continue
+		read -ra a <<<"${LOAD_START[$name]}"
+		[[ ${a[0]} == "$1" ]] || continue
+		agent_call load-stop "$name"
+		agent_failed $? "unload $name" || return
+		agent_call load-start "$name" "${a[@]}"
+		agent_failed $? "load $name" || return
+	done
+}
 
 run_unload() {
 	agent_call load-stop "$ST_NAME"

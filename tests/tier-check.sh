@@ -3,8 +3,8 @@
 # The fast tier (make check): tests that need no kernel and no QEMU and run
 # in seconds: shellcheck, the triage's golden logs, bad input refused before
 # anything is built, the scenario parser against golden step lists, the
-# header round trip that shrunk scenarios rely on, and the documentation
-# against the code. Sourced by tests/check and tests/run (after
+# header round trip that shrunk scenarios rely on, the documentation
+# against the code, and your own kernel's image, modules and git tree. Sourced by tests/check and tests/run (after
 # tests/lib/ktap.sh); needs ROOT, RIG, TS and TMP.
 
 check_lint() {
@@ -89,23 +89,102 @@ check_bad_input() {
 		make -s -C "$ROOT" run "VARIANT=a'b"
 	bad_input "make: a ; in LOG is part of the file name" "no such file" \
 		make -s -C "$ROOT" triage "LOG=x;touch $TMP/injected"
+	# make itself must not read them either: a $(...) is kept as typed,
+	# neither run by make nor dropped (the trailing x keeps a regression
+	# from falling back to smoke and booting)
+	bad_input "make: a \$(shell ...) in SCENARIO is part of the name" "unknown scenario '\$(shell touch" \
+		make -s -C "$ROOT" run "SCENARIO=\$(shell touch $TMP/injected)x"
+	bad_input "make: a \$(...) in SCENARIO is not dropped" "unknown scenario '\$(nothing)x'" \
+		make -s -C "$ROOT" run "SCENARIO=\$(nothing)x"
+	bad_input "make: a \$(shell ...) in a misspelt variable is not run" "unknown variable SEEED" \
+		make -s -C "$ROOT" run "SEEED=\$(shell touch $TMP/injected)"
+	bad_input "make: RIG on the command line does not replace the runner" "unknown variable RIG" \
+		make -s -C "$ROOT" run "RIG=touch $TMP/injected;"
 	if [[ -e $TMP/injected ]]; then
 		t_fail "make: no value given to make ran as a shell command"
 	else
 		t_ok "make: no value given to make ran as a shell command"
 	fi
+	# the rig's own lines on stderr (errors, the verdict's reasons, which
+	# quote guest output) show escapes as '?', as the KTAP does
+	bad_input "an escape sequence in an error line is shown as '?'" "unknown scenario '[^']*?\[31mred?\[0m'" \
+		"$RIG" run "$TMP/"$'\e[31mred\e[0m'
 	# a million-fold repeat is refused before it expands, in well under a second
 	local t0 t1
 	t0=${EPOCHREALTIME/./}
 	bad_input "repeat 1000000000 refused before expanding" "repeat takes a count" "$RIG" run "$ROOT/tests/parse/bad-repeat-huge.scenario"
 	t1=${EPOCHREALTIME/./}
 	note "refused in $(((t1 - t0) / 1000)) ms"
+	# numbers outside scenarios: decimal, bounded, one line (each with a
+	# second bad value that a regression stops at, so it never boots)
+	bad_input "matrix: SHARD=09/08 is read as decimal" "SHARD=09/08: use i/N" \
+		"$ROOT/monitor-scripts/matrix" SHARD=09/08
+	: >"$TMP/empty.matrix"
+	bad_input "matrix: a PAR past its bound" "PAR=99999999999999999999" \
+		"$ROOT/monitor-scripts/matrix" PAR=99999999999999999999 MATRIX="$TMP/empty.matrix"
+	bad_input "soak: a CHECKPOINT past its bound" "CHECKPOINT=99999999999999999999" \
+		"$RIG" soak smoke DURATION=1s CHECKPOINT=99999999999999999999 SEED=x
 	# decimal everywhere: 010 is ten, 08 is eight
 	if [[ $("$RIG" steps random SEED=010 2>&1) == "$("$RIG" steps random SEED=10 2>&1)" ]] &&
 		"$RIG" steps smoke SEED=08 >/dev/null 2>&1; then
 		t_ok "SEED=010 is 10 and SEED=08 is 8 (decimal, not octal)"
 	else
 		t_fail "SEED=010 is 10 and SEED=08 is 8 (decimal, not octal)"
+	fi
+}
+
+# Patches (EXTRA_PATCHES): every path a patch names, whatever its prefixes
+# and in git's rename lines too, stays inside the tree, checked before
+# anything is built; and a patch with other prefixes than a/ and b/ applies
+# (kbuild.sh's apply_patches on a tree of one file).
+check_patches() {
+	local p pt=$TMP/patches
+	for p in bad-outside-prefix bad-rename-outside bad-absolute; do
+		# FIXES=7 is checked right after the patches: a regression stops
+		# there instead of building
+		bad_input "a patch that writes outside the tree: $p" "outside the kernel tree" \
+			"$RIG" run smoke EXTRA_PATCHES="$ROOT/tests/patches/$p.patch" FIXES=7
+	done
+	mkdir -p "$pt/pristine/mm" "$pt/tree/mm"
+	printf 'a\nb\nc\n' | tee "$pt/pristine/mm/x.c" >"$pt/tree/mm/x.c"
+	printf -- '--- orig/mm/x.c\n+++ new/mm/x.c\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' >"$pt/p.patch"
+	# shellcheck disable=SC2016 # the script is for the inner bash
+	if RIG_ROOT=$ROOT RIG_BUILD=$pt/build bash -c '. "$RIG_ROOT/monitor-scripts/lib.sh" &&
+		. "$RIG_ROOT/monitor-scripts/kbuild.sh" && apply_patches "$@"' apply \
+		"$pt/tree" "$pt/pristine" "$pt/state" "$pt/p.patch" >"$pt/out" 2>&1 &&
+		[[ $(cat "$pt/tree/mm/x.c") == $'a\nB\nc' ]]; then
+		t_ok "a patch with orig/ and new/ prefixes applies"
+	else
+		sed 's/^/# /' "$pt/out" | head -5
+		t_fail "a patch with orig/ and new/ prefixes applies"
+	fi
+}
+
+# A comma in a path (a scenario named one,cycle, a TMPDIR with one) reaches
+# QEMU's option parser: the path= QEMU reads from each -chardev of the
+# command line (qemu.sh's qemu_cmdline) is the path the rig meant.
+check_qemu_commas() {
+	local dir=$TMP/run,one,,cycle sock=$TMP/rig,sock out bad='' opt
+	# shellcheck disable=SC2016 # the script is for the inner bash
+	out=$(RIG_ROOT=$ROOT RUN_DIR=$dir RIG_SOCK=$sock bash -c '. "$RIG_ROOT/monitor-scripts/lib.sh" &&
+		. "$RIG_ROOT/monitor-scripts/qemu.sh" &&
+		M_NODE_MEM=($((512 << 20)) $((512 << 20))) M_CPUS=2 M_SLOTS=2 M_MAXMEM=$((2 << 30)) M_CPU=qemu64 &&
+		qemu_cmdline tcg bzImage initrd console=ttyS0 && printf "%s\n" "${QEMU_CMD[@]}"' 2>&1)
+	while IFS= read -r opt; do
+		# as QEMU splits it: at single commas, ",," being one comma
+		opt=${opt//,,/$'\1'}
+		opt=,$opt,
+		opt=${opt#*,path=}
+		opt=${opt%%,*}
+		opt=${opt//$'\1'/,}
+		[[ $opt == "$dir/console.log" || $opt == "$sock/agent.sock" || $opt == "$sock/qmp.sock" ]] ||
+			bad+=" $opt"
+	done < <(grep -- 'path=' <<<"$out")
+	if [[ -z $bad && $(grep -c -- 'path=' <<<"$out") == 3 ]]; then
+		t_ok "QEMU reads the paths the rig gave, commas and all"
+	else
+		note "QEMU would read:${bad:- (no paths) $out}"
+		t_fail "QEMU reads the paths the rig gave, commas and all"
 	fi
 }
 
@@ -177,12 +256,14 @@ check_docs() {
 	else
 		t_fail "scenarios/README.md's library table names every scenario (missing:$missing)"
 	fi
-	make -s -C "$ROOT" help >"$TMP/help" 2>&1
+	local st=0
+	make -s -C "$ROOT" help >"$TMP/help" 2>&1 || st=$?
 	missing=''
+	((st == 0)) || missing+=" (make help exits $st: $(tail -2 "$TMP/help" | tr '\n' ' '))"
 	for v in $(sed -n 's/^\.PHONY: //p' "$ROOT/Makefile" | tr " " "\n"); do
 		grep -qw -- "$v" "$TMP/help" || missing+=" $v"
 	done
-	for v in $("$RIG" vars); do
+	for v in $("$RIG" vars) $("$RIG" vars make); do
 		grep -q -- "$v=" "$TMP/help" || missing+=" $v"
 	done
 	if [[ -z $missing ]]; then
@@ -194,13 +275,18 @@ check_docs() {
 
 # shellcheck source=tests/coverage.sh
 . "$ROOT/tests/coverage.sh"
+# shellcheck source=tests/own-kernel.sh
+. "$ROOT/tests/own-kernel.sh"
 
 check_tier() {
 	check_lint
 	check_triage_golden
 	check_bad_input
+	check_patches
+	check_qemu_commas
 	check_parse_goldens
 	check_roundtrip
 	check_docs
 	check_coverage
+	check_own_kernel
 }

@@ -28,6 +28,15 @@ verb_sh() {
 	:
 }
 
+# exists PATH...: "yes PATH" or "no PATH" for each, so the host learns in
+# one request which injectors, counters and drivers this kernel has.
+verb_exists() {
+	local p
+	for p in "$@"; do
+		if [ -e "$p" ]; then echo "yes $p"; else echo "no $p"; fi
+	done
+}
+
 verb_sysrq() {
 	echo "$1" >/proc/sysrq-trigger
 }

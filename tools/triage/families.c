@@ -10,7 +10,7 @@
 #include "triage.h"
 
 extern const struct row fam_sanitizers[], fam_oops[], fam_warning[], fam_lockdep[],
-	fam_stalls[], fam_memory[], fam_panics[], fam_injection[];
+	fam_stalls[], fam_memory[], fam_panics[], fam_injection[], fam_acpi[];
 
 const struct family families[] = {
 	{ "sanitizers (KASAN, KFENCE, KMSAN, KCSAN, UBSAN)", fam_sanitizers },
@@ -20,6 +20,7 @@ const struct family families[] = {
 	{ "stalls, lockups and hung tasks", fam_stalls },
 	{ "memory and page state, invalid context", fam_memory },
 	{ "panics and double faults", fam_panics },
+	{ "ACPICA object reference counts", fam_acpi },
 	{ "allocation failures, fault injection, the rig's own failures", fam_injection },
 	{ NULL, NULL },
 };
