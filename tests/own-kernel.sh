@@ -118,10 +118,10 @@ check_own_kernel() {
 	own_modules "$d"
 	img=$d/boot/vmlinuz-$OWN_REL
 	own_expect "an image's config-<release> beside it judges needs: pgtable-alloc-fails skips before the boot" \
-		4 "kernel lacks CONFIG_FAIL_FUNCTION, CONFIG_FAIL_VMEMMAP" "$RIG" run pgtable-alloc-fails KERNEL_IMAGE="$img"
+		4 "kernel lacks CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS" "$RIG" run pgtable-alloc-fails KERNEL_IMAGE="$img"
 	own_ikconfig_image "$TMP/ik" "$img" "$d/boot/config-$OWN_REL"
 	own_expect "an image with its config built in (IKCONFIG) and none beside it: needs judged on it" \
-		4 "kernel lacks CONFIG_FAIL_FUNCTION, CONFIG_FAIL_VMEMMAP" "$RIG" run pgtable-alloc-fails KERNEL_IMAGE="$TMP/ik/vmlinuz"
+		4 "kernel lacks CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS" "$RIG" run pgtable-alloc-fails KERNEL_IMAGE="$TMP/ik/vmlinuz"
 	own_expect "a variant booting a series-only parameter (fail_vmemmap=pmd) skips on a kernel without it" \
 		4 "kernel lacks CONFIG_FAIL_VMEMMAP" "$RIG" run smoke VARIANT=vmemmap-basepages KERNEL_IMAGE="$img"
 	own_expect "an image's virtio-mem built as a module: virtio-mem skips and names KERNEL_MODULES" \
