@@ -45,7 +45,6 @@ help:
 	@echo '  help       this list'
 	@echo '  clean      remove run logs (not matrix or bench folders); distclean: also build/'
 	@echo '  sendable   write the series (FIXES=1: the fixes) for the list, [TREE=dir] [OUT=dir]'
-	@echo '  clean      remove logs; distclean also removes build/ (kernel tree and cache)'
 	@echo
 	@echo 'variables:'
 	@echo '  SCENARIO=name         a file in scenarios/ (default smoke) or a path'
