@@ -34,7 +34,7 @@ agent_wait_ready() {
 			# The agent says READY once; a line lost on the serial port
 			# (seen: its first byte, or all of it) must not cost the run,
 			# so ask again every slice.
-			chan_write agent "0 hello" 2>/dev/null
+			chan_write agent $'\n'"0 hello" 2>/dev/null
 			now_ms now
 			# the console since this boot began (a restarted guest's log
 			# goes on after the one before)
@@ -66,7 +66,10 @@ agent_call() {
 	local -a tail=()
 	AGENT_OUT=() AGENT_STATUS=''
 	agent_log ">" "$id $*"
-	chan_write agent "$id $*" 2>/dev/null || return 2
+	# The newline first ends whatever the guest's port still holds of a
+	# line cut in two (seen: the tail of a "0 hello" sent while the port
+	# was still in canonical mode, glued to the next request as "lo1").
+	chan_write agent $'\n'"$id $*" 2>/dev/null || return 2
 	while :; do
 		chan_read agent "$deadline"
 		st=$?

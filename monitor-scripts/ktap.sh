@@ -74,6 +74,18 @@ write_summary() {
 		  boots: $boots,
 		  timings: {boot_ready_ms: $boot_ready_ms, total_ms: $total_ms, step_ms: $step_ms,
 		           floor_ns: $floor_ns}}' \
+		>"$RUN_DIR/summary.json.tmp" 2>"$RUN_DIR/summary.err" &&
+		mv "$RUN_DIR/summary.json.tmp" "$RUN_DIR/summary.json" && rm -f "$RUN_DIR/summary.err" &&
+		return 0
+	# A summary must exist whatever broke: the verdict and the reasons,
+	# and what went wrong with the rest.
+	say "summary.json lacks its details: $(head -1 "$RUN_DIR/summary.err")"
+	jq -n --arg scenario "$SCENARIO" --arg seed "${SEED:-}" --arg run_id "$RUN_ID" \
+		--arg verdict "$VERDICT" --arg command "$RIG_COMMAND" \
+		--arg error "$(head -c 4096 "$RUN_DIR/summary.err")" \
+		--argjson reasons "$(printf '%s\n' "${REASONS[@]}" | jq -R . | jq -sc 'map(select(length > 0))')" \
+		'{scenario: $scenario, seed: $seed, run_id: $run_id, verdict: $verdict,
+		  reasons: $reasons, command: $command, steps: [], summary_error: $error}' \
 		>"$RUN_DIR/summary.json.tmp" && mv "$RUN_DIR/summary.json.tmp" "$RUN_DIR/summary.json"
 }
 

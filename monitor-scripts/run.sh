@@ -368,6 +368,11 @@ finish_run() {
 
 on_exit() {
 	local st=$?
+	# A signal's trap runs inside whatever it interrupted, with that
+	# command's variables: "IFS= read" in chan_read left IFS empty, and
+	# every word split of the finish (the injector list in caps_json)
+	# then went wrong and summary.json was never written.
+	local IFS=$' \t\n'
 	if [[ -n ${RUN_DIR:-} && ${RUN_FINISHED:-0} == 0 ]]; then
 		[[ -n ${INTERRUPTED:-} ]] && rig_error "interrupted by $INTERRUPTED"
 		((st != 0 && ${#REASONS[@]} == 0)) && rig_error "the runner stopped unexpectedly (status $st)"
