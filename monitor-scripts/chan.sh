@@ -9,8 +9,10 @@ declare -A CHAN_W CHAN_R CHAN_PID
 chan_open() {
 	local name=$1 sock=$2 w r
 	mkfifo -m 600 "$RIG_SOCK/$name.in" "$RIG_SOCK/$name.out"
-	# its own session and a parent-death signal, as QEMU (qemu.sh)
-	setsid setpriv --pdeathsig TERM socat -t 0 "UNIX-CONNECT:$sock" STDIO \
+	# its own session and a parent-death signal, as QEMU (qemu.sh). QEMU
+	# binds the socket before it listens: a connect in between is refused
+	# (seen under load), so socat tries again for 2 s.
+	setsid setpriv --pdeathsig TERM socat -t 0 "UNIX-CONNECT:$sock,retry=100,interval=0.02" STDIO \
 		<"$RIG_SOCK/$name.in" >"$RIG_SOCK/$name.out" 2>>"$RUN_DIR/socat.log" &
 	CHAN_PID[$name]=$!
 	exec {w}>"$RIG_SOCK/$name.in"
