@@ -65,6 +65,7 @@ help:
 	@echo '  DURATION=30m          soak length (s, m, h); CHECKPOINT=n rounds between samples (5)'
 	@echo '  SHRINK=0              do not shrink a failed random run'
 	@echo '  SWEEP_CASE=OP:N       only case N of the sweeps of OP (plug, unplug, online-movable, ...): one case replayed'
+	@echo '  RUN_LOG_MB=n          stop a run (not a soak) whose logs pass n MiB (default 512)'
 	@echo '  BENCH_BUILD=0         make bench without the two kernel builds'
 	@echo '  MATRIX=file           make matrix: its entries (default tests/matrix/default)'
 	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc)'

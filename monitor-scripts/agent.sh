@@ -13,7 +13,8 @@ AGENT_TIMEOUT_MS=${AGENT_TIMEOUT_MS:-60000}
 AGENT_KEEP=${AGENT_KEEP:-1000}
 
 agent_log() {
-	printf '%s %s %s\n' "$EPOCHREALTIME" "$1" "$2" >>"$RUN_DIR/agent.log"
+	printf '%s %s %s\n' "$EPOCHREALTIME" "$1" "$2" >>"$RUN_DIR/agent.log" 2>/dev/null ||
+		LOG_WRITE_FAILED=1
 }
 
 # agent_wait_ready DEADLINE_MS SILENT_MS: the agent's READY line; sets

@@ -10,7 +10,7 @@ ktap() {
 	local l
 	printable l "$*"
 	printf '%s\n' "$l" 2>/dev/null || true
-	printf '%s\n' "$l" >>"$RUN_DIR/result.ktap" || LOG_WRITE_FAILED=1
+	printf '%s\n' "$l" >>"$RUN_DIR/result.ktap" 2>/dev/null || LOG_WRITE_FAILED=1
 }
 
 ktap_diag() {
@@ -26,9 +26,9 @@ record_step() {
 	json_str v "$2"
 	json_str a "$3"
 	json_str r "$4"
-	printf '{"verb": %s, "args": %s, "result": %s}\n' "$v" "$a" "$r" >>"$RUN_DIR/.steps.jsonl" ||
+	printf '{"verb": %s, "args": %s, "result": %s}\n' "$v" "$a" "$r" >>"$RUN_DIR/.steps.jsonl" 2>/dev/null ||
 		LOG_WRITE_FAILED=1
-	printf '%s\n' "$5" >>"$RUN_DIR/.step_ms"
+	printf '%s\n' "$5" >>"$RUN_DIR/.step_ms" 2>/dev/null || LOG_WRITE_FAILED=1
 }
 
 # write_summary: summary.json from what the run recorded.
@@ -48,8 +48,8 @@ write_summary() {
 		--arg variant "${VARIANT:-}" --arg variant_cmdline "${KVARIANT_CMDLINE:-}" \
 		--arg fixes "${FIXES:-0}" --arg extra "${EXTRA_PATCHES:-}" \
 		--argjson reasons "$(printf '%s\n' "${REASONS[@]}" | jq -R . | jq -sc 'map(select(length > 0))')" \
-		--argjson steps "$(jq -sc . "$RUN_DIR/.steps.jsonl" 2>/dev/null || echo '[]')" \
-		--argjson step_ms "$(jq -sc . "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" \
+		--argjson steps "$(jq -nRc '[inputs | fromjson?]' "$RUN_DIR/.steps.jsonl" 2>/dev/null || echo '[]')" \
+		--argjson step_ms "$(jq -nRc '[inputs | tonumber?]' "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" \
 		--argjson boot_ready_ms "${BOOT_READY_MS:-null}" --argjson boots "${RUN_BOOTS:-1}" \
 		--argjson floor_ns "${FLOOR_NS:-null}" \
 		--argjson total_ms "$((now - RUN_T0))" \
@@ -93,7 +93,7 @@ write_summary() {
 # JUnit: one testcase per step, failures with the run's reasons.
 write_junit() {
 	jq -r --arg name "$SCENARIO" --arg seed "${SEED:-}" --arg verdict "$VERDICT" \
-		--argjson ms "$(jq -sc . "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" '
+		--argjson ms "$(jq -nRc '[inputs | tonumber?]' "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" '
 	def esc: tostring | @html;
 	. as $s
 	| ($s.steps | length) as $n

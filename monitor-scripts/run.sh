@@ -15,6 +15,8 @@ RUN_DRIVE=steps
 STEP_LINE_FN=ktap
 STEP_RECORD_FN=record_step
 RUN_CYCLES=0
+# What a run keeps free for its finish if the disk fills (MiB).
+RUN_RESERVE_MB=8
 
 # --- outcomes ------------------------------------------------------------------
 fail() { KERNEL_PROBLEM=1; REASONS+=("$*"); }
@@ -39,6 +41,10 @@ new_run_dir() {
 	: >"$RUN_DIR/result.ktap"
 	: >"$RUN_DIR/.steps.jsonl"
 	: >"$RUN_DIR/.step_ms"
+	# Room for the finish (triage, KTAP totals, summary.json, JUnit) even
+	# if the disk fills mid-run: given back in finish_run.
+	fallocate -l "${RUN_RESERVE_MB}M" "$RUN_DIR/.reserve" 2>/dev/null ||
+		head -c "$((RUN_RESERVE_MB << 20))" /dev/zero >"$RUN_DIR/.reserve"
 	# unix socket paths must stay under 108 bytes: a short private folder
 	RIG_SOCK=$(mktemp -d /tmp/rig.XXXXXX)
 	chmod 700 "$RIG_SOCK"
@@ -101,14 +107,15 @@ run_step() {
 	step_select $((n - 1))
 	STEP_DIAG=() STEP_SUB=() GUEST_HUNG=0 STEP_SKIP=''
 	now_ms t0
+	# What the console gained since the last step was checked is this
+	# step's: a report printed on the boundary between two steps is
+	# judged here, not lost (tests/scenarios/step-boundary).
+	from=$CON_OFF
 	if ((CHECKS)); then
 		agent_call mark "step $n begin $ST_TEXT"
 		st=$?
 		((st == 0)) || agent_failed $st "step marker" || st=$?
 	fi
-	console_scan
-	CON_SUSPECT=0
-	from=$CON_OFF
 	((st == 0)) && { step_run || st=$?; }
 	if ((st == 0 && CHECKS)); then
 		check_devices || st=$?
@@ -182,6 +189,9 @@ run_steps() {
 		if ((${LOG_WRITE_FAILED:-0})); then
 			rig_error "cannot write to the log folder (full?): $(df -Ph "$RUN_DIR" | awk 'NR == 2 { print $4 " free" }')"
 			abort="the log folder is full"
+			run_logs_reclaim
+		elif ! run_logs_within_cap; then
+			abort="the run's logs passed RUN_LOG_MB"
 		fi
 		# a step that found kernel problems and still left the guest as
 		# the next step expects it (a sweep: every case is judged on its
@@ -194,6 +204,36 @@ run_steps() {
 		fi
 	done
 	KTAP_DONE=${#S_TEXT[@]}
+}
+
+# run_logs_reclaim: the disk filled; the run stops, and what it still has to
+# write (the steps not run, the finish) goes into its reserve. A line the
+# full disk cut is ended, so the next one starts on its own.
+run_logs_reclaim() {
+	local f last
+	rm -f "$RUN_DIR/.reserve"
+	for f in result.ktap .steps.jsonl .step_ms; do
+		[[ -s $RUN_DIR/$f ]] || continue
+		last=$(tail -c 1 "$RUN_DIR/$f" | od -An -tx1 | tr -d ' ')
+		[[ $last == 0a ]] || echo >>"$RUN_DIR/$f"
+	done
+	LOG_WRITE_FAILED=0
+}
+
+# run_logs_within_cap: false, with the reason, once the run's logs have
+# passed RUN_LOG_MB (a runaway console must not fill the disk). Looked at
+# once a second at most: stat is a fork.
+run_logs_within_cap() {
+	local now size
+	now_ms now
+	((now - ${LOG_CAP_SEEN:-0} >= 1000)) || return 0
+	LOG_CAP_SEEN=$now
+	size=$(stat -c %s "$RUN_DIR"/*.log 2>/dev/null | awk '{ t += $1 } END { print t + 0 }')
+	((size <= RUN_LOG_MB << 20)) && return 0
+	printf '\nrig: the run stops here: its logs passed RUN_LOG_MB=%s MiB\n' "$RUN_LOG_MB" \
+		>>"$RUN_DIR/console.log" 2>/dev/null
+	rig_error "the run's logs passed RUN_LOG_MB=$RUN_LOG_MB MiB ($((size >> 20)) MiB): the run stops here"
+	return 1
 }
 
 # run_restart WHY: a fresh guest for a step that cannot go on with this one
@@ -334,6 +374,8 @@ finish_run() {
 	else
 		qemu_reap
 	fi
+	# nothing writes the logs now but the rig: the reserve is theirs
+	rm -f "$RUN_DIR/.reserve"
 	if [[ -s $RUN_DIR/console.log && -x $TRIAGE ]]; then
 		mkdir -p "$RUN_DIR/reports"
 		local st=0 t
@@ -516,6 +558,10 @@ run_baseline() {
 		HAVE_KMEMLEAK=1
 		ktap "# kmemleak: baseline taken after boot; the run's leaks are scanned at the end"
 	fi
+	# The boot's own reports are not step 1's: the finish's triage of the
+	# whole log judges them.
+	console_scan
+	CON_SUSPECT=0
 }
 
 # run_scenario: the whole run of the loaded scenario, to its exit status.
