@@ -186,9 +186,16 @@ check_devices() {
 
 # check_guest: the guest's blocks and accounting against the expectations.
 check_guest() {
-	local st
-	agent_call state
+	local st t0 t1
+	now_ms t0
+	# the step's end marker rides on the same request (one round trip)
+	agent_call state ${STEP_END_MARK:+--mark "$STEP_END_MARK"}
 	st=$?
+	now_ms t1
+	# make bench's breakdown: the request, apart from the comparing
+	PHASE_MS[guest_request]=$((${PHASE_MS[guest_request]:-0} + t1 - t0))
+	[[ -n ${STEP_END_MARK:-} ]] && ((st == 0)) && STEP_END_MARKED=1
+	STEP_END_MARK=''
 	((st == 0)) || { agent_failed $st "state"; return; }
 	guest_state || { diag "unreadable guest state"; return 2; }
 	expect_build

@@ -31,6 +31,16 @@ record_step() {
 	printf '%s\n' "$5" >>"$RUN_DIR/.step_ms" 2>/dev/null || LOG_WRITE_FAILED=1
 }
 
+# phases_json: the run's step phases (run.sh's phase_end) as one object.
+phases_json() {
+	local k sep='' out='{'
+	for k in "${!PHASE_MS[@]}"; do
+		out+="$sep\"$k\": ${PHASE_MS[$k]}"
+		sep=', '
+	done
+	echo "$out}"
+}
+
 # write_summary: summary.json from what the run recorded.
 write_summary() {
 	local reports='[]' now
@@ -52,6 +62,7 @@ write_summary() {
 		--argjson step_ms "$(jq -nRc '[inputs | tonumber?]' "$RUN_DIR/.step_ms" 2>/dev/null || echo '[]')" \
 		--argjson boot_ready_ms "${BOOT_READY_MS:-null}" --argjson boots "${RUN_BOOTS:-1}" \
 		--argjson floor_ns "${FLOOR_NS:-null}" \
+		--argjson phase_ms "$(phases_json)" \
 		--argjson total_ms "$((now - RUN_T0))" \
 		--argjson reports "$reports" \
 		--argjson soak "${SOAK_JSON:-null}" \
@@ -73,7 +84,7 @@ write_summary() {
 		  steps: $steps, reports: $reports, soak: $soak,
 		  boots: $boots,
 		  timings: {boot_ready_ms: $boot_ready_ms, total_ms: $total_ms, step_ms: $step_ms,
-		           floor_ns: $floor_ns}}' \
+		           floor_ns: $floor_ns, phase_ms: $phase_ms}}' \
 		>"$RUN_DIR/summary.json.tmp" 2>"$RUN_DIR/summary.err" &&
 		mv "$RUN_DIR/summary.json.tmp" "$RUN_DIR/summary.json" && rm -f "$RUN_DIR/summary.err" &&
 		return 0

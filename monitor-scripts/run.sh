@@ -116,21 +116,40 @@ run_step() {
 		st=$?
 		((st == 0)) || agent_failed $st "step marker" || st=$?
 	fi
+	phase_end mark "$t0"
 	((st == 0)) && { step_run || st=$?; }
+	phase_end run
+	STEP_END_MARKED=0
 	if ((st == 0 && CHECKS)); then
 		check_devices || st=$?
-		((st == 2)) || { check_guest || st=$((st > $? ? st : $?)); }
+		phase_end devices
+		((st == 2)) || { STEP_END_MARK="step $n end"; check_guest || st=$((st > $? ? st : $?)); }
+		STEP_END_MARK=''
+		phase_end guest
 	fi
-	if ((CHECKS)) && ((GUEST_HUNG == 0 && st != 2)) && qemu_alive; then
+	if ((CHECKS && !STEP_END_MARKED)) && ((GUEST_HUNG == 0 && st != 2)) && qemu_alive; then
 		agent_call mark "step $n end" || true
 	fi
+	phase_end mark
 	local cst=0
 	check_console "$from" || cst=$?
+	phase_end console
 	((cst == 1)) && st=1
 	((cst == 2 && st == 0)) && st=2
 	now_ms now
 	STEP_MS=$((now - t0))
 	return "$st"
+}
+
+# phase_end NAME [T0]: the time since the last phase_end (or T0) is
+# NAME's, summed over the run for make bench's breakdown of a step
+# (summary.json timings.phase_ms). No fork: EPOCHREALTIME.
+declare -A PHASE_MS=()
+phase_end() {
+	local now
+	now_ms now
+	PHASE_MS[$1]=$((${PHASE_MS[$1]:-0} + now - ${2:-$PHASE_T}))
+	PHASE_T=$now
 }
 
 # step_not_run N WHY: a step that never ran, as a skipped KTAP line.

@@ -19,8 +19,20 @@ block_line() {
 	echo "block $1 $node $st $zone"
 }
 
-# state: everything the host compares against its own view after each step.
+# state [--mark TEXT]: everything the host compares against its own view
+# after each step, from the one-pass helper (guest/src/rigstate.c); first
+# the step's end marker, when the host sends it along.
 verb_state() {
+	if [ "${1:-}" = --mark ]; then
+		shift
+		verb_mark "$@"
+	fi
+	/bin/rigstate
+}
+
+# state_sh: the same in the shell, a byte per read: rigstate's reference
+# (tests/scenarios/state-helper compares the two).
+state_sh() {
 	local hex key val nid n auto d
 	read -r hex <"$MEMDIR/block_size_bytes"
 	printf 'block_size %d\n' "0x$hex"
