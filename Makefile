@@ -21,7 +21,7 @@ export $(RIG_VARS) $(MAKE_VARS)
 override RIG_MAKE_COMMAND := make $(MAKECMDGOALS)
 export RIG_MAKE_COMMAND
 
-.PHONY: help run sweep coverage soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean sendable
+.PHONY: help run sweep merge coverage soak matrix test check check-all bench kernel initramfs triage deps lint clean distclean sendable
 
 help:
 	@echo 'hotplug-rig: memory-hotplug stress and fault injection in a QEMU guest'
@@ -33,6 +33,7 @@ help:
 	@echo '  coverage   gcov of the hotplug code over SCENARIOS (VARIANT=coverage); HTML, JSON, unreached'
 	@echo '  soak       repeat a scenario (random by default) in one boot: make soak DURATION=30m'
 	@echo '  matrix     every line of a matrix file as parallel runs, one KTAP/JUnit/verdict table'
+	@echo '  merge      fold shards (make matrix/sweep SHARD=i/N on other hosts) into one report: DIRS="..."'
 	@echo '  check      the rig'"'"'s fast tests: no kernel, no QEMU (lint, parser, triage, docs)'
 	@echo '  test       check, then the tests on the real kernel and QEMU (ends "N passed, N failed")'
 	@echo '  check-all  what needs other kernels: FIXES=1, test-only breakages, every variant (~30 min)'
@@ -68,6 +69,8 @@ help:
 	@echo '  RUN_LOG_MB=n          stop a run (not a soak) whose logs pass n MiB (default 512)'
 	@echo '  BENCH_BUILD=0         make bench without the two kernel builds'
 	@echo '  MATRIX=file           make matrix: its entries (default tests/matrix/default)'
+	@echo '  DIRS="a b"            make merge: the matrix folders of the shards'
+	@echo '  SWEEP_SHARD=i/N       a sweep runs every N-th case from the i-th (make sweep SHARD=i/N sets it)'
 	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc)'
 	@echo '  SCENARIOS="a b"       make coverage: the runs to merge (default: the scenario library)'
 	@echo '  SWEEP=1|FIRST-LAST    make coverage: add make sweep'"'"'s scenarios (all cases, or those of each sweep)'
@@ -90,6 +93,9 @@ soak:
 
 matrix:
 	$(RIG) make-matrix
+
+merge:
+	$(RIG) make-merge
 
 kernel:
 	$(RIG) make-kernel
@@ -116,7 +122,7 @@ bench:
 	$(RIG) make-bench
 
 lint:
-	shellcheck -x -P monitor-scripts monitor-scripts/rig monitor-scripts/matrix tests/run tests/check tests/bench tests/check-all $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run
+	shellcheck -x -P monitor-scripts monitor-scripts/rig monitor-scripts/matrix monitor-scripts/merge monitor-scripts/sweep-report monitor-scripts/sendable tests/run tests/check tests/bench tests/check-all $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run
 	shellcheck -s dash -e SC3060 guest/init guest/agent guest/lib/*.sh
 
 clean:

@@ -8,7 +8,10 @@
 # clean-error, kernel-problem or missed. A case that leaves the guest
 # unusable gets the guest restarted (the engine's STEP_RESTART_FN) and the
 # sweep goes on with the next. The operations are in sweep-ops.sh.
-# SWEEP_CASE=OP:N runs case N of the sweeps of OP alone. Sourced by rig.
+# SWEEP_CASE=OP:N runs case N of the sweeps of OP alone; SWEEP_SHARD=I/N
+# runs the cases whose number is I modulo N (the I-th of N shards, for
+# make sweep SHARD= across hosts or CI jobs; make merge folds them). Sourced
+# by rig.
 
 verb_define sweep 'plug NAME SIZE node=N | unplug NAME | online NAME movable|kernel | offline NAME | resize NAME SIZE  [CASES]' '' \
 	'fail each allocation of one hotplug operation once (fail_hotplug), judge every case'
@@ -111,6 +114,14 @@ sweep_case_range() {
 	else
 		SW_RANGE=''
 	fi
+}
+
+# sweep_in_shard N: case N is this run's under SWEEP_SHARD (a replay of
+# one case, SWEEP_CASE, runs it whatever the shard).
+sweep_in_shard() {
+	[[ -n ${SWEEP_SHARD:-} && -z ${SWEEP_CASE:-} ]] || return 0
+	local i=${SWEEP_SHARD%/*} of=${SWEEP_SHARD#*/}
+	(((($1 - 1) % of) == i - 1))
 }
 
 # sweep_outcome N: a case that the kernel did not misbehave in is
@@ -219,6 +230,10 @@ run_sweep() {
 	local -A tally=()
 	local ended=0 retried=0
 	for ((n = first; n <= last; n++)); do
+		if ! sweep_in_shard "$n"; then
+			SW_SUB+=("ok $((n - first + 1)) $SW_OPTEXT n=$n # SKIP another shard's (SWEEP_SHARD=$SWEEP_SHARD)")
+			continue
+		fi
 		cst=0
 		sweep_case "$n" "$n" 1 2 || cst=$?
 		sweep_outcome "$n"

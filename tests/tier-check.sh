@@ -119,6 +119,10 @@ check_bad_input() {
 	# second bad value that a regression stops at, so it never boots)
 	bad_input "matrix: SHARD=09/08 is read as decimal" "SHARD=09/08: use i/N" \
 		"$ROOT/monitor-scripts/matrix" SHARD=09/08
+	bad_input "sweep: SWEEP_SHARD past its count" "SWEEP_SHARD=3/2: use i/N" \
+		"$RIG" run smoke SWEEP_SHARD=3/2
+	bad_input "merge: no folders named" "merge: name the matrix folders" "$ROOT/monitor-scripts/merge"
+	bad_input "merge: a folder that is not a matrix's" "not a matrix folder" "$ROOT/monitor-scripts/merge" "$ROOT/tests"
 	: >"$TMP/empty.matrix"
 	bad_input "matrix: a PAR past its bound" "PAR=99999999999999999999" \
 		"$ROOT/monitor-scripts/matrix" PAR=99999999999999999999 MATRIX="$TMP/empty.matrix"
