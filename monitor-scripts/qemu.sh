@@ -9,6 +9,8 @@
 # Under TCG a busy host stalls RCU and the soft-lockup watchdog without any
 # kernel bug: raise both; there is no NMI watchdog to detect hard lockups.
 readonly RIG_BASE_CMDLINE="console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1 rdinit=/init rig.agent=ttyS1 memhp_default_state=offline printk.time=1 rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60 nmi_watchdog=0 rig.hung_task_timeout=120"
+# QEMU's minimal firmware (qemu-system-data), when installed
+readonly QEMU_QBOOT=/usr/share/qemu/qboot.rom
 
 # accel_probe KERNEL: the accelerator to use for ACCEL=auto. KVM only when a
 # short probe boots far enough to print; the answer is kept per host kernel
@@ -46,6 +48,10 @@ qemu_cmdline() {
 	local n=${#M_NODE_MEM[@]} boot=0 i c cpus
 	for i in "${M_NODE_MEM[@]}"; do boot=$((boot + i)); done
 	QEMU_CMD=(qemu-system-x86_64 -accel "$accel" -M pc -nodefaults -display none -no-reboot)
+	# qboot (QEMU's minimal firmware) boots -kernel straight, with the
+	# ACPI tables (SRAT, memory hotplug) QEMU builds: about 0.5-1 s less
+	# than SeaBIOS under TCG; SeaBIOS where it is not installed
+	[[ -r $QEMU_QBOOT ]] && QEMU_CMD+=(-bios "$QEMU_QBOOT")
 	if [[ $accel == kvm ]]; then QEMU_CMD+=(-cpu host); else QEMU_CMD+=(-cpu "$M_CPU"); fi
 	# One socket per CPU: two nodes on one socket gives a topology_sane
 	# WARNING at boot, a false kernel report in every run.
