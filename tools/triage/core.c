@@ -356,6 +356,7 @@ static void open_report(const struct row *row, const struct header *h, uint64_t 
 	R.corrupted = h->corrupted;
 	R.trace = TR_NONE;
 	R.at_armed = !row->at_after;
+	R.pending_merged = 0;
 	cur.off = off;
 	cur.lineno = lineno;
 	cur.step = marker_step();
@@ -380,13 +381,37 @@ static void open_report(const struct row *row, const struct header *h, uint64_t 
 	offer_name(h->hint);
 }
 
-/* A continuation header: "WARNING:" after "cut here", "Oops:" after "BUG:". */
+/*
+ * Does this header continue the open report?  "WARNING:" after "cut here",
+ * "Oops:" after "BUG:".  A pending header with a title of its own (arm's
+ * "Unhandled fault:") is confirmed by a header that follows its group
+ * (die()'s "Internal error:"), and keeps its place before another pending
+ * one; any other header leaves it unconfirmed.
+ */
+static int continues(const struct row *row)
+{
+	if (!(R.row->flags & F_PENDING))
+		return (row->follows & R.row->group) != 0;
+	if (!R.row->title)
+		return !(row->flags & F_PENDING);
+	if (row->flags & F_PENDING)	/* one other pending header, once: then a new fault */
+		return row != R.row && !R.pending_merged;
+	return (row->follows & R.row->group) != 0;
+}
+
+/* A continuation header: a titled pending one keeps its title, the confirmer brings the rest. */
 static void merge_header(const struct row *row, const struct header *h)
 {
+	if ((R.row->flags & F_PENDING) && R.row->title && (row->flags & F_PENDING)) {
+		R.pending_merged = 1;
+		return;
+	}
 	if (R.row->flags & F_PENDING) {
+		if (!R.row->title) {
+			strcpy(R.prefix, h->text);
+			R.title = h->title ? h->title : row->title;
+		}
 		R.row = row;
-		strcpy(R.prefix, h->text);
-		R.title = h->title ? h->title : row->title;
 		R.skip_also = h->skip_also ? h->skip_also : row->skip_also;
 		R.at_armed = !row->at_after;
 		cur.warn_cpu = h->cpu;
@@ -796,8 +821,7 @@ static __attribute__((noinline)) void other_line(struct str m, const char *line,
 			report_line(m, line, len);
 		return;
 	}
-	if (R.row && (R.row->flags & F_PENDING ? !(row->flags & F_PENDING) :
-		      (row->follows & R.row->group) != 0)) {
+	if (R.row && continues(row)) {
 		keep_line(line, len);
 		merge_header(row, &h);
 		return;

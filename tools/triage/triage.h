@@ -115,7 +115,7 @@ enum {
 	F_END_MARK = 1 << 2,	/* closes at "---[ end trace" */
 	F_NO_TRACE = 1 << 3,	/* a one-line report */
 	F_RULE_END = 1 << 4,	/* closes at a "=====" line after its trace */
-	F_PENDING = 1 << 5,	/* "cut here": waits for the WARNING or BUG line */
+	F_PENDING = 1 << 5,	/* "cut here": waits for the WARNING or BUG line (no report without) */
 	F_CONT = 1 << 6,	/* continues an open report of a kind in .follows */
 	F_BARE_TRACE = 1 << 7,	/* frames follow the header without "Call Trace:" */
 	F_AFTERMATH = 1 << 8,	/* a consequence of an earlier report: not counted then */
@@ -191,6 +191,7 @@ struct report {
 	int corrupted;
 	int trace;			/* TR_* */
 	int at_armed;			/* FROM_AT: the marker line was seen */
+	int pending_merged;		/* a titled F_PENDING row took in another one */
 	char fault[ARMED_NAME];		/* F_INJECTION: the injector's name */
 };
 
