@@ -693,12 +693,36 @@ static size_t stamp_len(struct str s)
 }
 
 /*
- * The message of a console line: without "<N>" levels, "[   12.345678]"
- * stamps, "[  T123]"/"[    C1]" caller ids, and whatever user space wrote
- * before a kernel line without ending its own ("offline rc=130[ 20.04] rig:").
+ * A syslog or journal line's "Dec 05 12:00:01 host kernel: " (journalctl -k,
+ * /var/log/kern.log) or "2026-12-05T12:00:01.123456+00:00 host kernel: "
+ * (rsyslog's RFC 3339 stamps): its length, or 0.  Such logs keep no printk
+ * stamp, so nothing else marks where the kernel's message starts.
+ */
+static size_t syslog_len(struct str m)
+{
+	const char *k;
+
+	if (m.n < 24)
+		return 0;
+	if (!(m.p[0] >= 'A' && m.p[0] <= 'Z' && m.p[3] == ' ' && m.p[9] == ':' &&
+	      m.p[12] == ':') &&
+	    !(m.p[0] >= '0' && m.p[0] <= '9' && m.p[4] == '-' && m.p[7] == '-' &&
+	      m.p[10] == 'T' && m.p[13] == ':'))
+		return 0;
+	k = find_lit((struct str){ m.p + 15, m.n < 96 ? m.n - 15 : 81 }, " kernel: ");
+	return k ? (size_t)(k - m.p) + 9 : 0;
+}
+
+/*
+ * The message of a console line: without "<N>" levels, syslog prefixes,
+ * "[   12.345678]" stamps, "[  T123]"/"[    C1]" caller ids, and whatever
+ * user space wrote before a kernel line without ending its own ("offline
+ * rc=130[ 20.04] rig:").
  */
 static struct str strip_prefix(struct str m)
 {
+	size_t k;
+
 	if (m.n >= 3 && m.p[0] == '<' && m.p[1] >= '0' && m.p[1] <= '9') {
 		size_t i = 1;
 
@@ -707,6 +731,8 @@ static struct str strip_prefix(struct str m)
 		if (i < m.n && m.p[i] == '>')
 			m = skip_n(m, i + 1);
 	}
+	if (m.n && m.p[0] != '[' && (k = syslog_len(m)) != 0)
+		m = skip_n(m, k);
 	if (m.n && m.p[0] != '[') {
 		const char *b = memchr(m.p + 1, '[', m.n - 1);
 
