@@ -538,6 +538,10 @@ static int trace_line(struct str m)
 	if (R.blame[0] && m.n && m.p[0] == ' ' && s.n && s.p[0] != '<')
 		return 1;
 	if (s.n && s.p[0] == '<') {
+		const char *gt = memchr(s.p + 1, '>', s.n - 1);
+
+		if (has_prefix(s, "<<EOE>>"))
+			gt = s.p + 6;
 		if (has_prefix(s, "<TASK>")) {
 			cur.task_open = 1;
 		} else if (has_prefix(s, "</TASK>")) {
@@ -548,11 +552,18 @@ static int trace_line(struct str m)
 			   has_prefix(s, "<SOFTIRQ>") || has_prefix(s, "<#DF>")) {
 			cur.irq_depth++;
 		} else if (has_prefix(s, "</IRQ>") || has_prefix(s, "</NMI>") ||
-			   has_prefix(s, "</SOFTIRQ>") || has_prefix(s, "</#DF>")) {
+			   has_prefix(s, "</SOFTIRQ>") || has_prefix(s, "</#DF>") ||
+			   has_prefix(s, "<EOI>") || has_prefix(s, "<<EOE>>")) {
+			/* <EOI>, <<EOE>>: how kernels before 4.9 closed an IRQ or exception stack */
 			if (cur.irq_depth)
 				cur.irq_depth--;
 		}
-		return 1;
+		/* before 4.9 the next frame shares the line: "<IRQ>  [<ffff>] func+0x1/0x2" */
+		if (!gt)
+			return 1;
+		s = skip_ws(skip_n(s, (size_t)(gt - s.p) + 1));
+		if (!s.n)
+			return 1;
 	}
 	if (parse_frame(s, &fn, &unrel)) {
 		if (!unrel && !(stall && cur.irq_depth))
