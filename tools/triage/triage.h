@@ -85,8 +85,10 @@ enum {
 	SK_STALL = 1 << 8,	/* timer interrupt and stall printers */
 	SK_ENTRY = 1 << 9,	/* syscall entry, thunks, atomics, refcounts */
 	SK_ANCHOR = 1 << 10,	/* not skipped: where a stalled request entered */
+	SK_HELPER = 1 << 11,	/* driver core, work and timers, I/O accessors, ... */
 };
-#define SK_BASE (SK_COMMON | SK_ENTRY | SK_SAN | SK_ALLOC | SK_LOCK | SK_LIST | SK_FAULT)
+#define SK_BASE (SK_COMMON | SK_ENTRY | SK_SAN | SK_ALLOC | SK_LOCK | SK_LIST | SK_FAULT | \
+		 SK_HELPER)
 
 int sym_span(struct str s, struct str *name);
 int parse_sym(struct str s, char *out);
