@@ -3,7 +3,7 @@
  * triage core: one console line at a time.  Strips the printk prefixes
  * (time stamps, [ T123] caller ids, levels), hands markers to markers.c and
  * other lines to the header search (headers.c), follows each report's trace
- * to the function its row blames (frames.c), and counts the titles.
+ * to the function its row blames (frames.c, skip.c), and counts the titles.
  */
 #define _GNU_SOURCE
 #include <stdio.h>

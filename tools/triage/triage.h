@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * triage: what the core (input.c, core.c, headers.c, frames.c, markers.c,
- * text.c) and the report families (fam-*.c, listed in families.c) share.
+ * triage: what the core (input.c, core.c, headers.c, frames.c, skip.c,
+ * markers.c, text.c) and the report families (fam-*.c, listed in families.c) share.
  * A family is a table of header rows; the core finds headers, follows each
  * report and names it from its row.
  */
@@ -70,7 +70,7 @@ void sanitize_reason(char *dst, size_t cap, struct str s);
 void die_io(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void *xmalloc(size_t n);
 
-/* ---- frames (frames.c) ------------------------------------------------- */
+/* ---- frames (frames.c) and the frames never blamed (skip.c) ------------ */
 
 /* Classes of helper frames that never get the blame; a row masks them. */
 enum {
