@@ -187,6 +187,33 @@ static int parse_other_warn(struct header *h)
 	return 1;
 }
 
+/*
+ * The frame-pointer unwinder's own complaints (arch/x86/kernel/unwind_frame.c:
+ * "WARNING: kernel stack regs at %p in %s:%d has bad 'bp' value %p", "...
+ * frame pointer at %p in %s:%d has bad value %p"): a corrupted stack, no
+ * WARN() and no trace of their own; titled without the addresses and task.
+ */
+static int parse_bad_regs(struct header *h)
+{
+	const char *q = find_lit(h->at, " has bad '");
+	struct str v;
+	const char *e;
+
+	if (!q)
+		return 0;
+	v = skip_n(h->at, (size_t)(q - h->at.p) + 10);
+	e = memchr(v.p, '\'', v.n);
+	if (!e || e == v.p || e - v.p > 8)
+		return 0;
+	copy_clean(h->text, sizeof(h->text), v.p, (size_t)(e - v.p));
+	return 1;
+}
+
+static int parse_bad_fp(struct header *h)
+{
+	return find_lit(h->at, " has bad value") != NULL;
+}
+
 #define WARN_ROW(a, p) { .anchor = a, .title = "WARNING in %f", .from = FROM_STACK, \
 	.parse = p, .flags = F_NEEDS_FUNC | F_END_MARK, .skip = SK_BASE, .group = G_WARN, \
 	.follows = G_LIST, .hdr_max = 60, .tail = 30 }
@@ -194,6 +221,12 @@ static int parse_other_warn(struct header *h)
 const struct row fam_warning[] = {
 	{ .anchor = "------------[ cut here ]------------", .flags = F_PENDING,
 	  .group = G_CUT, .hdr_max = 8 },
+	{ .anchor = "WARNING: kernel stack regs at ",
+	  .title = "WARNING: kernel stack regs has bad '%h' value", .parse = parse_bad_regs,
+	  .flags = F_NO_TRACE },
+	{ .anchor = "WARNING: kernel stack frame pointer at ",
+	  .title = "WARNING: kernel stack frame pointer has bad value", .parse = parse_bad_fp,
+	  .flags = F_NO_TRACE },
 	WARN_ROW("WARNING: CPU: ", parse_cpu_warn),
 	WARN_ROW("WARNING: ", parse_other_warn),
 	{ NULL },
