@@ -37,6 +37,33 @@ check_triage_golden() {
 	((seen > 0)) || t_fail "triage golden tests ran"
 }
 
+# make triage LOG=file prints, for every golden log, the titles and counts
+# a run folder keeps: reports.json and the "title:" of each reports/ file,
+# made with the options the runner uses (monitor-scripts/run.sh).
+check_triage_make() {
+	local log bad="" n=0
+	for log in "$ROOT"/tests/triage/*.log; do
+		rm -rf "$TMP/mk"
+		mkdir -p "$TMP/mk/reports"
+		make -s -C "$ROOT" triage "LOG=$log" 2>/dev/null | sort >"$TMP/mk/make" || true
+		"$ROOT/build/tools/triage" -r "$TMP/mk/reports" -j "$TMP/mk/reports.json" "$log" \
+			>/dev/null 2>&1 || true
+		jq -r '.reports[] | "\(.count)\t\(.title)"' "$TMP/mk/reports.json" |
+			sort >"$TMP/mk/json"
+		sed -n 's/^title: //p' "$TMP/mk/reports"/0*.txt 2>/dev/null | sort >"$TMP/mk/files"
+		if ! cmp -s "$TMP/mk/make" "$TMP/mk/json" ||
+			! cmp -s <(cut -f2- "$TMP/mk/make") "$TMP/mk/files"; then
+			bad+=" ${log##*/}"
+		fi
+		n=$((n + 1))
+	done
+	if [[ -z $bad ]] && ((n > 0)); then
+		t_ok "make triage prints the titles a run's reports/ holds ($n golden logs)"
+	else
+		t_fail "make triage prints the titles a run's reports/ holds (differ:$bad)"
+	fi
+}
+
 # bad_input DESC PATTERN CMD...: a one-line error naming the problem, exit
 # 2, and no run folder (so nothing was booted). Through make, make adds its
 # own "Error 2" line.
@@ -285,6 +312,7 @@ check_docs() {
 check_tier() {
 	check_lint
 	check_triage_golden
+	check_triage_make
 	check_bad_input
 	check_patches
 	check_qemu_commas

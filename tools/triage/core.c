@@ -3,7 +3,7 @@
  * triage core: one console line at a time.  Strips the printk prefixes
  * (time stamps, [ T123] caller ids, levels), hands markers to markers.c and
  * other lines to the header search (headers.c), follows each report's trace
- * to the function its row blames (frames.c), and counts the titles.
+ * to the function its row blames (frames.c, skip.c), and counts the titles.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -356,6 +356,7 @@ static void open_report(const struct row *row, const struct header *h, uint64_t 
 	R.corrupted = h->corrupted;
 	R.trace = TR_NONE;
 	R.at_armed = !row->at_after;
+	R.pending_merged = 0;
 	cur.off = off;
 	cur.lineno = lineno;
 	cur.step = marker_step();
@@ -380,13 +381,37 @@ static void open_report(const struct row *row, const struct header *h, uint64_t 
 	offer_name(h->hint);
 }
 
-/* A continuation header: "WARNING:" after "cut here", "Oops:" after "BUG:". */
+/*
+ * Does this header continue the open report?  "WARNING:" after "cut here",
+ * "Oops:" after "BUG:".  A pending header with a title of its own (arm's
+ * "Unhandled fault:") is confirmed by a header that follows its group
+ * (die()'s "Internal error:"), and keeps its place before another pending
+ * one; any other header leaves it unconfirmed.
+ */
+static int continues(const struct row *row)
+{
+	if (!(R.row->flags & F_PENDING))
+		return (row->follows & R.row->group) != 0;
+	if (!R.row->title)
+		return !(row->flags & F_PENDING);
+	if (row->flags & F_PENDING)	/* one other pending header, once: then a new fault */
+		return row != R.row && !R.pending_merged;
+	return (row->follows & R.row->group) != 0;
+}
+
+/* A continuation header: a titled pending one keeps its title, the confirmer brings the rest. */
 static void merge_header(const struct row *row, const struct header *h)
 {
+	if ((R.row->flags & F_PENDING) && R.row->title && (row->flags & F_PENDING)) {
+		R.pending_merged = 1;
+		return;
+	}
 	if (R.row->flags & F_PENDING) {
+		if (!R.row->title) {
+			strcpy(R.prefix, h->text);
+			R.title = h->title ? h->title : row->title;
+		}
 		R.row = row;
-		strcpy(R.prefix, h->text);
-		R.title = h->title ? h->title : row->title;
 		R.skip_also = h->skip_also ? h->skip_also : row->skip_also;
 		R.at_armed = !row->at_after;
 		cur.warn_cpu = h->cpu;
@@ -513,6 +538,10 @@ static int trace_line(struct str m)
 	if (R.blame[0] && m.n && m.p[0] == ' ' && s.n && s.p[0] != '<')
 		return 1;
 	if (s.n && s.p[0] == '<') {
+		const char *gt = memchr(s.p + 1, '>', s.n - 1);
+
+		if (has_prefix(s, "<<EOE>>"))
+			gt = s.p + 6;
 		if (has_prefix(s, "<TASK>")) {
 			cur.task_open = 1;
 		} else if (has_prefix(s, "</TASK>")) {
@@ -523,11 +552,18 @@ static int trace_line(struct str m)
 			   has_prefix(s, "<SOFTIRQ>") || has_prefix(s, "<#DF>")) {
 			cur.irq_depth++;
 		} else if (has_prefix(s, "</IRQ>") || has_prefix(s, "</NMI>") ||
-			   has_prefix(s, "</SOFTIRQ>") || has_prefix(s, "</#DF>")) {
+			   has_prefix(s, "</SOFTIRQ>") || has_prefix(s, "</#DF>") ||
+			   has_prefix(s, "<EOI>") || has_prefix(s, "<<EOE>>")) {
+			/* <EOI>, <<EOE>>: how kernels before 4.9 closed an IRQ or exception stack */
 			if (cur.irq_depth)
 				cur.irq_depth--;
 		}
-		return 1;
+		/* before 4.9 the next frame shares the line: "<IRQ>  [<ffff>] func+0x1/0x2" */
+		if (!gt)
+			return 1;
+		s = skip_ws(skip_n(s, (size_t)(gt - s.p) + 1));
+		if (!s.n)
+			return 1;
 	}
 	if (parse_frame(s, &fn, &unrel)) {
 		if (!unrel && !(stall && cur.irq_depth))
@@ -668,12 +704,36 @@ static size_t stamp_len(struct str s)
 }
 
 /*
- * The message of a console line: without "<N>" levels, "[   12.345678]"
- * stamps, "[  T123]"/"[    C1]" caller ids, and whatever user space wrote
- * before a kernel line without ending its own ("offline rc=130[ 20.04] rig:").
+ * A syslog or journal line's "Dec 05 12:00:01 host kernel: " (journalctl -k,
+ * /var/log/kern.log) or "2026-12-05T12:00:01.123456+00:00 host kernel: "
+ * (rsyslog's RFC 3339 stamps): its length, or 0.  Such logs keep no printk
+ * stamp, so nothing else marks where the kernel's message starts.
+ */
+static size_t syslog_len(struct str m)
+{
+	const char *k;
+
+	if (m.n < 24)
+		return 0;
+	if (!(m.p[0] >= 'A' && m.p[0] <= 'Z' && m.p[3] == ' ' && m.p[9] == ':' &&
+	      m.p[12] == ':') &&
+	    !(m.p[0] >= '0' && m.p[0] <= '9' && m.p[4] == '-' && m.p[7] == '-' &&
+	      m.p[10] == 'T' && m.p[13] == ':'))
+		return 0;
+	k = find_lit((struct str){ m.p + 15, m.n < 96 ? m.n - 15 : 81 }, " kernel: ");
+	return k ? (size_t)(k - m.p) + 9 : 0;
+}
+
+/*
+ * The message of a console line: without "<N>" levels, syslog prefixes,
+ * "[   12.345678]" stamps, "[  T123]"/"[    C1]" caller ids, and whatever
+ * user space wrote before a kernel line without ending its own ("offline
+ * rc=130[ 20.04] rig:").
  */
 static struct str strip_prefix(struct str m)
 {
+	size_t k;
+
 	if (m.n >= 3 && m.p[0] == '<' && m.p[1] >= '0' && m.p[1] <= '9') {
 		size_t i = 1;
 
@@ -682,6 +742,8 @@ static struct str strip_prefix(struct str m)
 		if (i < m.n && m.p[i] == '>')
 			m = skip_n(m, i + 1);
 	}
+	if (m.n && m.p[0] != '[' && (k = syslog_len(m)) != 0)
+		m = skip_n(m, k);
 	if (m.n && m.p[0] != '[') {
 		const char *b = memchr(m.p + 1, '[', m.n - 1);
 
@@ -796,8 +858,7 @@ static __attribute__((noinline)) void other_line(struct str m, const char *line,
 			report_line(m, line, len);
 		return;
 	}
-	if (R.row && (R.row->flags & F_PENDING ? !(row->flags & F_PENDING) :
-		      (row->follows & R.row->group) != 0)) {
+	if (R.row && continues(row)) {
 		keep_line(line, len);
 		merge_header(row, &h);
 		return;

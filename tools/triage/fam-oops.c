@@ -7,6 +7,10 @@
  * arm64 "Internal error:"), and any other "BUG:".  Formats: arch/x86/mm/fault.c
  * (show_fault_oops), arch/x86/kernel/traps.c and dumpstack.c (die),
  * arch/arm64/mm/fault.c (die_kernel_fault), arch/arm64/kernel/traps.c.
+ * 32-bit arm's "Unhandled fault:" (arch/arm/mm/fault.c, do_DataAbort) and
+ * "Alignment trap: not handling instruction" (arch/arm/mm/alignment.c) are
+ * printed for user tasks too, which only get a signal: they name a report
+ * only once die()'s "Internal error:" follows.
  */
 #include <string.h>
 
@@ -129,6 +133,11 @@ const struct row fam_oops[] = {
 	{ .anchor = "Internal error: ", .title = "Internal error in %f", .from = FROM_STACK,
 	  .parse = parse_internal, .flags = F_NEEDS_FUNC | F_END_MARK, .skip = SK_BASE,
 	  .group = G_DIE, .follows = G_FAULT | G_KBUG | G_LIST, .hdr_max = 60, .tail = 30 },
+	/* titled pending rows: the "Internal error:" that confirms them brings the stack */
+	{ .anchor = "Unhandled fault: ", .title = "Unhandled fault in %f", .flags = F_PENDING,
+	  .group = G_FAULT, .hdr_max = 8 },
+	{ .anchor = "Alignment trap: not handling instruction", .title = "Alignment trap in %f",
+	  .flags = F_PENDING, .group = G_FAULT, .hdr_max = 12 },
 	{ .anchor = "BUG: stack guard page was hit at",
 	  .title = "BUG: stack guard page was hit in %f", .from = FROM_STALL,
 	  .flags = F_NEEDS_FUNC | F_END_MARK, .skip = SK_BASE, .hdr_max = 60, .tail = 30 },

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * triage family: stalls, lockups and hung tasks (kernel/rcu/tree_stall.h,
- * kernel/watchdog.c, kernel/hung_task.c, kernel/workqueue.c).  A stall is
- * named from the interrupted task's stack, by the frame above the point
- * where its request entered (FROM_STALL); a hung task from the blocked
- * task's stack, past the frames that only wait (FROM_HUNG).
+ * kernel/watchdog.c, kernel/hung_task.c, kernel/workqueue.c: also work items
+ * that leak a lock).  A stall is named from the interrupted task's stack, by
+ * the frame above the point where its request entered (FROM_STALL); a hung
+ * task from the blocked task's stack, past the frames that only wait
+ * (FROM_HUNG).
  */
 #include <string.h>
 
@@ -35,6 +36,24 @@ static int parse_task(struct header *h)
 	return 0;
 }
 
+/*
+ * kernel/workqueue.c, process_one_work: a work item that returned holding a
+ * lock or in atomic context.  "     last function: %ps" names it; the stack
+ * is only the worker's own.
+ */
+static void leaked_body(struct report *r, struct str m)
+{
+	size_t i = 0;
+
+	m = skip_ws(m);
+	if (r->blame[0] || !has_prefix(m, "last function: "))
+		return;
+	m = skip_n(m, 15);	/* %ps: a bare name, maybe ".cold" or " [module]" after it */
+	while (i < m.n && is_ident((unsigned char)m.p[i]) && m.p[i] != '.')
+		i++;
+	copy_clean(r->blame, sizeof(r->blame), m.p, i);
+}
+
 const struct row fam_stalls[] = {
 	{ .anchor = "INFO: rcu_", .title = "INFO: rcu detected stall in %f", .from = FROM_STALL,
 	  .parse = parse_rcu, .flags = F_NEEDS_FUNC, .skip = SK_BASE | SK_STALL,
@@ -48,6 +67,9 @@ const struct row fam_stalls[] = {
 	  .skip_also = schedule_skip, .hdr_max = 12 },
 	{ .anchor = "BUG: workqueue lockup", .title = "BUG: workqueue lockup",
 	  .flags = F_NO_TRACE },
+	{ .anchor = "BUG: workqueue leaked lock or atomic",
+	  .title = "BUG: workqueue leaked lock or atomic in %f", .body = leaked_body,
+	  .flags = F_NEEDS_FUNC, .hdr_max = 8 },
 	/* net/core/dev.c netdev_wait_allrefs: a device whose references never drop */
 	{ .anchor = "unregister_netdevice: waiting for",
 	  .title = "unregister_netdevice: waiting for DEV to become free", .flags = F_NO_TRACE },

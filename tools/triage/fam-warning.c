@@ -2,10 +2,14 @@
 /*
  * triage family: WARN() and its kinds.  "------------[ cut here ]------------"
  * then "WARNING: CPU: 0 PID: 1 at lib/refcount.c:25 func+0x1/0x2" (kernel/panic.c,
- * __warn), the old "WARNING: at file:line func()" and the newer "WARNING:
- * file:line at func+0x1/0x2, CPU#0: comm/1".  The file names the kind, as in
- * syzkaller: refcount, ODEBUG, kmalloc, usercopy, kobject, lockdep, ...
- * Any other "WARNING:" line (user space prints many) is not a report.
+ * __warn), the old "WARNING: at file:line func()" and 6.19's "WARNING:
+ * file:line at func+0x1/0x2, CPU#0: comm/1" (with no file: "WARNING: at
+ * func+0x1/0x2, CPU#0: comm/1").  With CONFIG_DEBUG_BUGVERBOSE_DETAILED
+ * (6.17, include/asm-generic/bug.h and arch/x86/include/asm/bug.h) the
+ * condition of WARN_ON_ONCE() leads the file string: "[cond] file:line".
+ * The file names the kind, as in syzkaller: refcount, ODEBUG, kmalloc,
+ * usercopy, kobject, lockdep, ...  Any other "WARNING:" line (user space
+ * prints many) is not a report.
  */
 #include <string.h>
 
@@ -102,6 +106,25 @@ static int src_word(struct str s, struct str *file)
 	return 1;
 }
 
+/*
+ * DEBUG_BUGVERBOSE_DETAILED's "[cond] file.c:12": the file word after the
+ * condition.  The condition is C and may hold "] " itself, so the first
+ * "] " followed by a file word ends it.
+ */
+static int cond_src_word(struct str s, struct str *file)
+{
+	const char *e;
+
+	if (!s.n || s.p[0] != '[')
+		return src_word(s, file);
+	while ((e = find_lit(s, "] ")) != NULL) {
+		s = skip_n(s, (size_t)(e - s.p) + 2);
+		if (src_word(s, file))
+			return 1;
+	}
+	return 0;
+}
+
 static struct str after(struct str s, const char *lit)
 {
 	const char *p = find_lit(s, lit);
@@ -133,25 +156,62 @@ static int parse_cpu_warn(struct header *h)
 	if (h->cpu < 0 || h->pid < 0 || !find_lit(h->at, " at "))
 		return 0;	/* "WARNING: CPU: 1 is busy" from user space */
 	warn_func(h->at, h->hint);
-	if (src_word(after(h->at, " at "), &file))
+	if (cond_src_word(after(h->at, " at "), &file))
 		warn_kind(h, file);
 	return 1;
 }
 
-/* "WARNING: at kernel/foo.c:12 func()", "WARNING: mm/foo.c:12 at func+0x1/0x2, CPU#0: sh/1" */
+/*
+ * "WARNING: at kernel/foo.c:12 func()", "WARNING: mm/foo.c:12 at func+0x1/0x2,
+ * CPU#0: sh/1", "WARNING: [cond] mm/foo.c:12 at ...", and with no file
+ * "WARNING: at func+0x1/0x2, CPU#0: sh/1".
+ */
 static int parse_other_warn(struct header *h)
 {
 	struct str s = skip_n(h->at, 9), file;
+	const char *cpu;
 
 	if (has_prefix(s, "at "))
 		s = skip_n(s, 3);
-	if (!src_word(s, &file))
-		return 0;
+	cpu = find_lit(s, ", CPU#");
+	if (!cond_src_word(s, &file)) {
+		struct str sym = { s.p, cpu ? (size_t)(cpu - s.p) : 0 };
+
+		/* no file: all that comes before ", CPU#" is one func+0x1/0x2 */
+		return cpu && !memchr(sym.p, ' ', sym.n) && parse_sym(sym, h->hint);
+	}
 	warn_func(s.n > 200 ? (struct str){ s.p, 200 } : s, h->hint);
-	if (find_lit(s, ", CPU#"))
-		warn_func((struct str){ s.p, (size_t)(find_lit(s, ", CPU#") - s.p) }, h->hint);
+	if (cpu)
+		warn_func((struct str){ s.p, (size_t)(cpu - s.p) }, h->hint);
 	warn_kind(h, file);
 	return 1;
+}
+
+/*
+ * The frame-pointer unwinder's own complaints (arch/x86/kernel/unwind_frame.c:
+ * "WARNING: kernel stack regs at %p in %s:%d has bad 'bp' value %p", "...
+ * frame pointer at %p in %s:%d has bad value %p"): a corrupted stack, no
+ * WARN() and no trace of their own; titled without the addresses and task.
+ */
+static int parse_bad_regs(struct header *h)
+{
+	const char *q = find_lit(h->at, " has bad '");
+	struct str v;
+	const char *e;
+
+	if (!q)
+		return 0;
+	v = skip_n(h->at, (size_t)(q - h->at.p) + 10);
+	e = memchr(v.p, '\'', v.n);
+	if (!e || e == v.p || e - v.p > 8)
+		return 0;
+	copy_clean(h->text, sizeof(h->text), v.p, (size_t)(e - v.p));
+	return 1;
+}
+
+static int parse_bad_fp(struct header *h)
+{
+	return find_lit(h->at, " has bad value") != NULL;
 }
 
 #define WARN_ROW(a, p) { .anchor = a, .title = "WARNING in %f", .from = FROM_STACK, \
@@ -161,6 +221,12 @@ static int parse_other_warn(struct header *h)
 const struct row fam_warning[] = {
 	{ .anchor = "------------[ cut here ]------------", .flags = F_PENDING,
 	  .group = G_CUT, .hdr_max = 8 },
+	{ .anchor = "WARNING: kernel stack regs at ",
+	  .title = "WARNING: kernel stack regs has bad '%h' value", .parse = parse_bad_regs,
+	  .flags = F_NO_TRACE },
+	{ .anchor = "WARNING: kernel stack frame pointer at ",
+	  .title = "WARNING: kernel stack frame pointer has bad value", .parse = parse_bad_fp,
+	  .flags = F_NO_TRACE },
 	WARN_ROW("WARNING: CPU: ", parse_cpu_warn),
 	WARN_ROW("WARNING: ", parse_other_warn),
 	{ NULL },

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * triage: what the core (input.c, core.c, headers.c, frames.c, markers.c,
- * text.c) and the report families (fam-*.c, listed in families.c) share.
+ * triage: what the core (input.c, core.c, headers.c, frames.c, skip.c,
+ * markers.c, text.c) and the report families (fam-*.c, listed in families.c) share.
  * A family is a table of header rows; the core finds headers, follows each
  * report and names it from its row.
  */
@@ -70,7 +70,7 @@ void sanitize_reason(char *dst, size_t cap, struct str s);
 void die_io(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void *xmalloc(size_t n);
 
-/* ---- frames (frames.c) ------------------------------------------------- */
+/* ---- frames (frames.c) and the frames never blamed (skip.c) ------------ */
 
 /* Classes of helper frames that never get the blame; a row masks them. */
 enum {
@@ -85,8 +85,10 @@ enum {
 	SK_STALL = 1 << 8,	/* timer interrupt and stall printers */
 	SK_ENTRY = 1 << 9,	/* syscall entry, thunks, atomics, refcounts */
 	SK_ANCHOR = 1 << 10,	/* not skipped: where a stalled request entered */
+	SK_HELPER = 1 << 11,	/* driver core, work and timers, I/O accessors, ... */
 };
-#define SK_BASE (SK_COMMON | SK_ENTRY | SK_SAN | SK_ALLOC | SK_LOCK | SK_LIST | SK_FAULT)
+#define SK_BASE (SK_COMMON | SK_ENTRY | SK_SAN | SK_ALLOC | SK_LOCK | SK_LIST | SK_FAULT | \
+		 SK_HELPER)
 
 int sym_span(struct str s, struct str *name);
 int parse_sym(struct str s, char *out);
@@ -115,7 +117,7 @@ enum {
 	F_END_MARK = 1 << 2,	/* closes at "---[ end trace" */
 	F_NO_TRACE = 1 << 3,	/* a one-line report */
 	F_RULE_END = 1 << 4,	/* closes at a "=====" line after its trace */
-	F_PENDING = 1 << 5,	/* "cut here": waits for the WARNING or BUG line */
+	F_PENDING = 1 << 5,	/* "cut here": waits for the WARNING or BUG line (no report without) */
 	F_CONT = 1 << 6,	/* continues an open report of a kind in .follows */
 	F_BARE_TRACE = 1 << 7,	/* frames follow the header without "Call Trace:" */
 	F_AFTERMATH = 1 << 8,	/* a consequence of an earlier report: not counted then */
@@ -191,6 +193,7 @@ struct report {
 	int corrupted;
 	int trace;			/* TR_* */
 	int at_armed;			/* FROM_AT: the marker line was seen */
+	int pending_merged;		/* a titled F_PENDING row took in another one */
 	char fault[ARMED_NAME];		/* F_INJECTION: the injector's name */
 };
 
