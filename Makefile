@@ -122,7 +122,7 @@ bench:
 	$(RIG) make-bench
 
 lint:
-	shellcheck -x -P monitor-scripts monitor-scripts/rig monitor-scripts/matrix monitor-scripts/merge monitor-scripts/sweep-report monitor-scripts/sendable tests/run tests/check tests/bench tests/check-all $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run
+	shellcheck -x -P monitor-scripts monitor-scripts/rig monitor-scripts/matrix monitor-scripts/merge monitor-scripts/sweep-report monitor-scripts/sendable tests/run tests/check tests/bench tests/check-all tests/bisect-series $(wildcard tests/*.sh tests/*/*.sh tests/*/*/*.sh tools/*.sh) .ci/run
 	shellcheck -s dash -e SC3060 guest/init guest/agent guest/lib/*.sh
 
 clean:

@@ -444,7 +444,7 @@ on_exit() {
 }
 
 # Kernel parameters that only a kernel with an option takes: a stock kernel
-# ignores fail_vmemmap=pmd and boots as if it were not there, so a run
+# ignores fail_vmemmap=1,100,0,-1,pmd and boots as if it were not there, so a run
 # that boots with one needs the option as if the scenario declared it.
 declare -rA PARAM_NEEDS=([fail_vmemmap]=CONFIG_FAIL_VMEMMAP [fail_hotplug]=CONFIG_FAIL_HOTPLUG)
 

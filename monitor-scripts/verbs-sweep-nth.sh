@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# sweep-nth NAME SIZE node=N KINDS [MAX]: fail the 1st, 2nd, ... vmemmap
-# allocation (fail_vmemmap nth, KINDS as its kinds file takes them) of one
-# hot-add of the DIMM, until an add goes through with nothing injected.
+# sweep-nth NAME SIZE node=N KINDS [MAX]: fail the vmemmap allocations of
+# one hot-add of the DIMM from the 1st on, then from the 2nd on, ...
+# (fail_vmemmap space=N times=-1, KINDS as its kinds file takes them; a
+# fallback's allocations fail too, so the Nth is a failure the add cannot
+# get round), until an add goes through with nothing injected.
 # After each injected failure the add must have failed whole (no blocks,
 # memmap pages and vmemmap/check at boot values) or, where the kernel has a
 # fallback (a PMD block falls back to base pages), succeeded whole. Each
@@ -39,7 +41,7 @@ run_sweep_nth() {
 		agent_call state && guest_state || { diag "sweep: unreadable guest state"; return 2; }
 		before=${G_VMEMMAP[injected_total]:-}
 		[[ -n $before ]] || { diag "sweep: the kernel has no fail_vmemmap"; return 2; }
-		inject_arm fail_vmemmap "kinds=$kinds" "nth=$n" || { st=$?; diag "sweep: arm nth=$n"; return $st; }
+		inject_arm fail_vmemmap "kinds=$kinds" "space=$n" times=-1 || { st=$?; diag "sweep: arm nth=$n"; return $st; }
 		st=0
 		dimm_plug "$name" "$ST_BYTES" "$ST_NODE" expect-fail || st=$?
 		((st == 0)) || return $st

@@ -122,7 +122,7 @@ check_own_kernel() {
 	own_ikconfig_image "$TMP/ik" "$img" "$d/boot/config-$OWN_REL"
 	own_expect "an image with its config built in (IKCONFIG) and none beside it: needs judged on it" \
 		4 "kernel lacks CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS" "$RIG" run pgtable-alloc-fails KERNEL_IMAGE="$TMP/ik/vmlinuz"
-	own_expect "a variant booting a series-only parameter (fail_vmemmap=pmd) skips on a kernel without it" \
+	own_expect "a variant booting a series-only parameter (fail_vmemmap=1,100,0,-1,pmd) skips on a kernel without it" \
 		4 "kernel lacks CONFIG_FAIL_VMEMMAP" "$RIG" run smoke VARIANT=vmemmap-basepages KERNEL_IMAGE="$img"
 	own_expect "an image's virtio-mem built as a module: virtio-mem skips and names KERNEL_MODULES" \
 		4 "CONFIG_VIRTIO_PCI=m, CONFIG_VIRTIO_MEM=m (built as modules: set KERNEL_MODULES" \

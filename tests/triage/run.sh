@@ -162,7 +162,10 @@ t_injections() {
 	grep -q '^injected .* failslab at alloc_super$' "$work/inj/summary.txt" || return 1
 	# a stack with no reliable frame (only "? " ones this early) has no site
 	"$triage" -j "$work/i2.json" "$here/boot-panic-end-marker.log" >/dev/null || true
-	grep -q '^{"site":null,"fault":"fail_vmemmap","count":2,"first_step":null}' "$work/i2.json"
+	grep -q '^{"site":null,"fault":"fail_vmemmap","count":2,"first_step":null}' "$work/i2.json" || return 1
+	# armed before its debugfs folder exists, fail_dump() says "name (null)"
+	"$triage" -j "$work/i3.json" "$here/boot-fail-vmemmap-null-name.log" >/dev/null || true
+	grep -q '^{"site":null,"fault":"fail_vmemmap","count":3,"first_step":null}' "$work/i3.json"
 }
 
 # a user task's "Alignment trap:"/"Unhandled fault:" (no die() after them)

@@ -337,6 +337,27 @@ void blame_offer(struct str fn)
 	}
 }
 
+/*
+ * An injector armed before its debugfs folder exists (an early parameter
+ * such as fail_vmemmap=) prints "name (null)": name it after the
+ * should_fail*() frame that asked (should_fail_vmemmap -> fail_vmemmap).
+ */
+static void fault_from_frame(struct str fn)
+{
+	static const char pre[] = "should_fail";
+
+	if (!R.row || !(R.row->flags & F_INJECTION) || R.fault[0])
+		return;
+	if (fn.n <= sizeof(pre) || memcmp(fn.p, pre, sizeof(pre) - 1))
+		return;
+	if (fn.n == 14 && !memcmp(fn.p, "should_fail_ex", 14))
+		return;
+	if (fn.n == 22 && !memcmp(fn.p, "should_fail_alloc_page", 22))
+		strcpy(R.fault, "fail_page_alloc");
+	else
+		copy_clean(R.fault, sizeof(R.fault), fn.p + 7, fn.n - 7);
+}
+
 static void offer_name(const char *fn)
 {
 	blame_offer((struct str){ fn, strlen(fn) });
@@ -566,6 +587,7 @@ static int trace_line(struct str m)
 			return 1;
 	}
 	if (parse_frame(s, &fn, &unrel)) {
+		fault_from_frame(fn);
 		if (!unrel && !(stall && cur.irq_depth))
 			blame_offer(fn);
 		return 1;
