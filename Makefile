@@ -41,7 +41,7 @@ help:
 	@echo '  kernel     build the guest kernel (cached by a hash of its inputs), print its path'
 	@echo '  initramfs  build the guest image from guest/'
 	@echo '  triage     classify kernel reports in a console log: make triage LOG=file'
-	@echo '  deps       install missing packages (as root) or print the apt-get line'
+	@echo '  deps       install missing packages, KERNEL= picks the kernel source (as root), or print the apt-get line'
 	@echo '  lint       shellcheck every script'
 	@echo '  help       this list'
 	@echo '  clean      remove run logs (not matrix or bench folders); distclean: also build/'
@@ -104,7 +104,7 @@ initramfs:
 	$(RIG) initramfs
 
 deps:
-	$(RIG) deps
+	$(RIG) make-deps
 
 triage:
 	$(RIG) make-triage

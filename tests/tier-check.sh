@@ -309,12 +309,34 @@ check_docs() {
 # shellcheck source=tests/own-kernel.sh
 . "$ROOT/tests/own-kernel.sh"
 
+# make deps installs (or names) the source package of the KERNEL asked for:
+# with a dpkg-query that has every package but linux-source-6.12 and an
+# apt-get that only prints, KERNEL=6.12 asks for that one and 6.1 for none.
+check_deps() {
+	local shim=$TMP/deps-shim out
+	mkdir -p "$shim"
+	# shellcheck disable=SC2016 # $3 is the shim's own argument
+	printf '#!/bin/sh\n[ "$3" = linux-source-6.12 ] && exit 1\necho installed\n' >"$shim/dpkg-query"
+	printf '#!/bin/sh\necho "apt-get $*"\n' >"$shim/apt-get"
+	chmod +x "$shim/dpkg-query" "$shim/apt-get"
+	# as root the rig installs (the shim prints), otherwise it names the line
+	out=$(PATH=$shim:$PATH make -s -C "$ROOT" deps KERNEL=6.12 2>&1) || true
+	if grep -q -- '--no-install-recommends linux-source-6.12$' <<<"$out" &&
+		[[ -z $(PATH=$shim:$PATH make -s -C "$ROOT" deps KERNEL=6.1 2>&1) ]]; then
+		t_ok "make deps KERNEL=6.12 asks for linux-source-6.12"
+	else
+		printf '# %s\n' "${out:0:400}"
+		t_fail "make deps KERNEL=6.12 asks for linux-source-6.12"
+	fi
+}
+
 check_tier() {
 	check_lint
 	check_triage_golden
 	check_triage_make
 	check_bad_input
 	check_patches
+	check_deps
 	check_qemu_commas
 	check_parse_goldens
 	check_roundtrip
