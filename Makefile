@@ -71,7 +71,7 @@ help:
 	@echo '  MATRIX=file           make matrix: its entries (default tests/matrix/default)'
 	@echo '  DIRS="a b"            make merge: the matrix folders of the shards'
 	@echo '  SWEEP_SHARD=i/N       a sweep runs every N-th case from the i-th (make sweep SHARD=i/N sets it)'
-	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc)'
+	@echo '  SHARD=i/N PAR=n       make matrix: the i-th of N slices; n runs at once (nproc; make coverage: 1)'
 	@echo '  SCENARIOS="a b"       make coverage: the runs to merge (default: the scenario library)'
 	@echo '  SWEEP=1|FIRST-LAST    make coverage: add make sweep'"'"'s scenarios (all cases, or those of each sweep)'
 	@echo '  TREE=dir OUT=dir      make sendable: the kernel tree for get_maintainer.pl; where to write'

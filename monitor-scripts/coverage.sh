@@ -32,13 +32,14 @@ coverage_kernel() {
 # code is not what a scenario reaches). Called once the guest answers; 1
 # with COVERAGE_ERROR when the rig could not.
 coverage_run_start() {
-	COVERAGE_ARMED=0
+	((${COVERAGE_RESTARTED:-0})) || COVERAGE_ARMED=0
 	coverage_kernel || return 0
 	if ! agent_call gcov-reset; then
 		COVERAGE_ERROR="coverage: cannot reset the guest's gcov counters: ${AGENT_OUT[*]}"
 		return 1
 	fi
 	COVERAGE_ARMED=1
+	((${COVERAGE_RESTARTED:-0})) && return 0
 	ktap "# coverage: gcov counters reset; collected into coverage/ at the end"
 }
 
@@ -46,16 +47,15 @@ coverage_error() {
 	[[ -n ${COVERAGE_ERROR:-} ]] || COVERAGE_ERROR=$1
 }
 
-# coverage_run_collect: the guest's .gcda files into RUN_DIR/coverage/gcda
-# (under the build path the kernel records), the .gcno files from the host
-# build beside them, then the report. Called while the guest still answers;
-# 1 with COVERAGE_ERROR (the first problem) when something was not collected.
-coverage_run_collect() {
-	COVERAGE_ERROR=''
-	((${COVERAGE_ARMED:-0})) || return 0
-	local dir=$RUN_DIR/coverage path rel n=0
+# coverage_fetch DEST: the guest's .gcda files into DEST (under the build
+# path the kernel records), the .gcno files from the host build beside
+# them; COVERAGE_N the count. 1 with COVERAGE_ERROR (the first problem)
+# when something was not collected.
+coverage_fetch() {
+	local dest=$1 path rel
 	local -a files
-	mkdir -p "$dir/gcda"
+	COVERAGE_N=0
+	mkdir -p "$dest"
 	if ! agent_call gcov-list; then
 		coverage_error "coverage: cannot list the guest's gcov files: ${AGENT_OUT[*]}"
 		return 1
@@ -73,18 +73,58 @@ coverage_run_collect() {
 			coverage_error "coverage: cannot read $path from the guest"
 			continue
 		fi
-		mkdir -p "$dir/gcda${rel%/*}"
-		if ! printf '%s\n' "${AGENT_OUT[@]}" | base64 -d >"$dir/gcda$rel" 2>/dev/null; then
+		mkdir -p "$dest${rel%/*}"
+		if ! printf '%s\n' "${AGENT_OUT[@]}" | base64 -d >"$dest$rel" 2>/dev/null; then
 			coverage_error "coverage: $path came back garbled (not base64)"
 			continue
 		fi
 		# the notes of the very objects the guest runs: a later build
 		# may overwrite them in the build folder
-		[[ -f ${rel%.gcda}.gcno ]] && cp "${rel%.gcda}.gcno" "$dir/gcda${rel%.gcda}.gcno"
-		n=$((n + 1))
+		[[ -f ${rel%.gcda}.gcno ]] && cp "${rel%.gcda}.gcno" "$dest${rel%.gcda}.gcno"
+		COVERAGE_N=$((COVERAGE_N + 1))
 	done
+	[[ -z $COVERAGE_ERROR ]]
+}
+
+# coverage_run_restart: a run about to restart its guest (run_restart)
+# keeps what the old boot counted: fetched into coverage/boot-N/gcda while
+# the guest still answers, else counted as lost (a hung guest cannot send
+# its counters). Then COVERAGE_RESTARTED tells coverage_run_start to zero
+# the new boot's counters. Never fails the run: a problem is kept for the
+# final collect to report.
+coverage_run_restart() {
+	((${COVERAGE_ARMED:-0})) || return 0
+	COVERAGE_RESTARTED=1
+	local dir=$RUN_DIR/coverage
+	if qemu_alive && ((${GUEST_HUNG:-0} == 0)) && [[ -n ${CHAN_W[agent]:-} ]]; then
+		local err=${COVERAGE_ERROR:-}
+		COVERAGE_ERROR=''
+		if coverage_fetch "$dir/boot-$RUN_BOOTS/gcda"; then
+			COVERAGE_SAVED=$((${COVERAGE_SAVED:-0} + 1))
+			COVERAGE_ERROR=$err
+			return 0
+		fi
+		COVERAGE_KEPT_ERROR=${err:-$COVERAGE_ERROR}
+		COVERAGE_ERROR=$err
+	fi
+	rm -rf "$dir/boot-$RUN_BOOTS"
+	COVERAGE_LOST=$((${COVERAGE_LOST:-0} + 1))
+}
+
+# coverage_run_collect: the last boot's counters into RUN_DIR/coverage/gcda,
+# then the report over every boot of the run (restarts included). Called
+# while the guest still answers; 1 with COVERAGE_ERROR when something was
+# not collected.
+coverage_run_collect() {
+	COVERAGE_ERROR=${COVERAGE_KEPT_ERROR:-}
+	((${COVERAGE_ARMED:-0})) || return 0
+	local dir=$RUN_DIR/coverage
+	coverage_fetch "$dir/gcda"
 	echo "$KTREE" >"$dir/tree"
-	ktap "# coverage: $n gcov data files collected"
+	ktap "# coverage: $COVERAGE_N gcov data files collected"
+	if ((${COVERAGE_SAVED:-0} + ${COVERAGE_LOST:-0})); then
+		ktap "# coverage: $((COVERAGE_SAVED + 1)) boots merged, ${COVERAGE_LOST:-0} lost (the guest was hung at its restart)"
+	fi
 	if ! coverage_report "$dir" >"$dir/summary.txt" 2>"$dir/lcov.log"; then
 		coverage_error "coverage: lcov could not make the report (see coverage/lcov.log)"
 		return 1
@@ -111,6 +151,14 @@ coverage_report() {
 	local dir=$1 tree
 	tree=$(cat "$dir/tree")
 	coverage_info "$dir/gcda" "$tree" "$dir/coverage.info" || return 1
+	# the boots before restarts, each its own tracefile, added in
+	local b
+	for b in "$dir"/boot-*/gcda; do
+		[[ -d $b ]] || continue
+		coverage_info "$b" "$tree" "${b%/gcda}/coverage.info" &&
+			lcov -q "${LCOV_RC[@]}" -a "$dir/coverage.info" -a "${b%/gcda}/coverage.info" \
+				-o "$dir/coverage.info.sum" && mv "$dir/coverage.info.sum" "$dir/coverage.info" || return 1
+	done
 	coverage_html "$dir/coverage.info" "$tree" "$dir" || return 1
 	coverage_error_blocks "$dir/coverage.info" "$tree" >"$dir/error-blocks.tsv"
 	coverage_summary "$dir/coverage.info" "$tree" "$dir/error-blocks.tsv"
@@ -300,12 +348,13 @@ pgtable-alloc-fails altmap boot-fallback leak-check"
 # tracefiles merged into logs/coverage-<time>/.
 coverage_make() {
 	local -a scs args=()
-	local sc sweep=${SWEEP:-0} out st i=0 dir rid
+	local sc sweep=${SWEEP:-0} out i=0 par=${PAR:-1}
 	read -ra scs <<<"${SCENARIOS:-$(echo $COVERAGE_LIBRARY)}"
 	((${#scs[@]})) || die "make coverage: SCENARIOS is empty"
 	for sc in "${scs[@]}"; do scenario_path "$sc" >/dev/null; done
 	[[ $sweep =~ ^(0|1|[1-9][0-9]*-[1-9][0-9]*)$ ]] ||
-		die "SWEEP=$sweep: use 0, 1 (the whole sweep-plug) or FIRST-LAST (those cases of it)"
+		die "SWEEP=$sweep: use 0, 1 (every sweep, all cases) or FIRST-LAST (those cases of each)"
+	[[ $par =~ ^[1-9][0-9]{0,2}$ ]] || die "PAR=$par: a number of runs at once (1 to 999)"
 	[[ -z ${VARIANT:-} || $VARIANT == coverage ]] ||
 		die "make coverage runs VARIANT=coverage (VARIANT=$VARIANT given)"
 	local v
@@ -333,23 +382,38 @@ coverage_make() {
 	fi
 	# the kernel once, before the runs (its build is the long part)
 	kernel_build
+	# PAR runs at once, the longest (the sweeps, listed last) first
+	local n=${#scs[@]} k
 	: >"$out/runs.tsv"
-	for sc in "${scs[@]}"; do
+	for ((k = n - 1; k >= 0; k--)); do
+		sc=${scs[k]}
 		i=$((i + 1))
-		say "coverage: [$i/${#scs[@]}] ${sc##*/}"
-		st=0
-		"$MS/rig" run "$sc" "${args[@]}" VARIANT=coverage >"$out/runs/${sc##*/}.ktap" 2>"$out/runs/${sc##*/}.err" || st=$?
-		dir=$(sed -n 's/^# logs //p' "$out/runs/${sc##*/}.ktap" | head -1)
-		rid=${dir##*/}
-		if [[ -n $rid && -s $RIG_LOGS/$rid/coverage/coverage.info ]]; then
-			cp "$RIG_LOGS/$rid/coverage/coverage.info" "$out/runs/${sc##*/}.info"
-			say "coverage: [$i/${#scs[@]}] ${sc##*/}: exit $st, $(grep -m1 '^coverage: error-blocks' "$RIG_LOGS/$rid/coverage/summary.txt")"
-		else
-			warn "coverage: ${sc##*/} left no coverage (exit $st; see $out/runs/${sc##*/}.err)"
-		fi
-		printf '%s\t%s\t%s\n' "${sc##*/}" "$st" "${rid:--}" >>"$out/runs.tsv"
+		while (($(jobs -rp | wc -l) >= par)); do wait -n || true; done
+		coverage_make_one "$out" "$sc" "$i/$n" "${args[@]}" &
 	done
+	wait
+	for sc in "${scs[@]}"; do cat "$out/runs/${sc##*/}.row" >>"$out/runs.tsv"; done
+	rm -f "$out"/runs/*.row
 	coverage_union "$out" "$KTREE"
+}
+
+# coverage_make_one OUT SCENARIO I/N [VAR=value...]: one run of make
+# coverage; its tracefile into OUT/runs/NAME.info, its runs.tsv row into
+# OUT/runs/NAME.row.
+coverage_make_one() {
+	local out=$1 sc=$2 pos=$3 st=0 dir rid name=${2##*/}
+	shift 3
+	say "coverage: [$pos] $name"
+	"$MS/rig" run "$sc" "$@" VARIANT=coverage >"$out/runs/$name.ktap" 2>"$out/runs/$name.err" || st=$?
+	dir=$(sed -n 's/^# logs //p' "$out/runs/$name.ktap" | head -1)
+	rid=${dir##*/}
+	if [[ -n $rid && -s $RIG_LOGS/$rid/coverage/coverage.info ]]; then
+		cp "$RIG_LOGS/$rid/coverage/coverage.info" "$out/runs/$name.info"
+		say "coverage: [$pos] $name: exit $st, $(grep -m1 '^coverage: error-blocks' "$RIG_LOGS/$rid/coverage/summary.txt")"
+	else
+		warn "coverage: $name left no coverage (exit $st; see $out/runs/$name.err)"
+	fi
+	printf '%s\t%s\t%s\n' "$name" "$st" "${rid:--}" >"$out/runs/$name.row"
 }
 
 # coverage_union OUT TREE: OUT/runs/*.info merged into OUT/coverage.info,

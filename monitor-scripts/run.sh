@@ -267,6 +267,8 @@ run_restart() {
 	local why=$1 cur=$RUN_STEP i st=0 t0 now
 	local -a keep=("${STEP_DIAG[@]}")
 	now_ms t0
+	# the old boot's gcov counters, while its guest may still answer
+	coverage_run_restart
 	chan_close agent
 	chan_close qmp
 	qemu_alive && kill -KILL "$QEMU_PID" 2>/dev/null
@@ -300,6 +302,8 @@ run_restart() {
 		STEP_DIAG=("${keep[@]}" "restart: cannot read the guest's memory state: ${VMEM_ERROR:-the state request to the agent failed (agent.log)}")
 		return 2
 	fi
+	# the new boot's counters from zero (its boot is not the run's)
+	coverage_run_start || COVERAGE_KEPT_ERROR=${COVERAGE_KEPT_ERROR:-$COVERAGE_ERROR}
 	for ((i = 0; i < cur - 1; i++)); do
 		[[ ${S_VERB[i]} == sweep ]] && continue
 		step_select "$i"
