@@ -4,14 +4,14 @@
 # writes for KERNEL, applied with git am onto a git copy of the packaged
 # tree as released, and checkpatch --strict without an error or a warning
 # (without KERNEL_GIT, but for the 'Unknown commit id' ones a tree with no
-# history gives). Sourced by tests/check-all; needs ROOT, TMP, t_ok, t_fail.
+# history gives), the patches' notes kept. Sourced by tests/check-all; needs ROOT, TMP, t_ok, t_fail.
 
 # sendable_expect KERNEL: the series, then the fixes on their own, each
 # written by make sendable and applied by git am to a fresh pristine tree.
 sendable_expect() {
-	local kernel=$1 top=linux-source-$1 fixes out st desc what msg
+	local kernel=$1 top=linux-source-$1 fixes out st desc what msg dir want got
 	local tree=$TMP/am-$kernel/$top
-	local -a git_arg=() patches
+	local -a git_arg=() patches sources
 	[[ -n ${KERNEL_GIT:-} ]] && git_arg=(KERNEL_GIT="$KERNEL_GIT")
 	rm -rf "$TMP/am-$kernel"
 	mkdir -p "$TMP/am-$kernel"
@@ -26,6 +26,10 @@ sendable_expect() {
 	for fixes in 0 1; do
 		what=$( ((fixes)) && echo "the fixes (FIXES=1)" || echo "the series")
 		out=$TMP/sendable-$kernel-$fixes st=0
+		dir=$ROOT/kernel-series
+		[[ $kernel == 6.1 ]] || dir+=/$kernel
+		((fixes)) && dir+=/fixes
+		mapfile -t sources < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e "s|^|$dir/|" "$dir/series")
 		"$ROOT/monitor-scripts/sendable" KERNEL="$kernel" FIXES=$fixes OUT="$out" "${git_arg[@]}" \
 			>"$TMP/sendable.out" 2>&1 || st=$?
 		desc="KERNEL=$kernel make sendable: $what written"
@@ -53,6 +57,12 @@ sendable_expect() {
 		fi
 
 		mapfile -t patches < <(find "$out" -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' | sort)
+		# the notes below a patch's "---" reach the list (git am drops them)
+		want=$(sed -n '/^---$/,/^diff --git /p' "${sources[@]}" | grep -c '^Notes:$')
+		got=$(cat "${patches[@]}" | grep -c '^Notes:$')
+		desc="KERNEL=$kernel make sendable: $what, every patch's notes for the reviewers kept ($want)"
+		if ((want == got)); then t_ok "$desc"; else echo "# $got of $want notes written"; t_fail "$desc"; fi
+
 		desc="KERNEL=$kernel: git am applies $what (${#patches[@]} patches) to $top as packaged"
 		git -C "$tree" am --abort >/dev/null 2>&1
 		git -C "$tree" reset -q --hard pristine
