@@ -45,7 +45,7 @@ help:
 	@echo '  lint       shellcheck every script'
 	@echo '  help       this list'
 	@echo '  clean      remove run logs (not matrix or bench folders); distclean: also build/'
-	@echo '  sendable   write the series (FIXES=1: the fixes) for the list, [TREE=dir] [OUT=dir]'
+	@echo '  sendable   write the series (FIXES=1: the fixes) for the list, [KERNEL=6.12] [TREE=dir] [OUT=dir] [KERNEL_GIT=dir]'
 	@echo
 	@echo 'variables:'
 	@echo '  SCENARIO=name         a file in scenarios/ (default smoke) or a path'
@@ -75,6 +75,7 @@ help:
 	@echo '  SCENARIOS="a b"       make coverage: the runs to merge (default: the scenario library)'
 	@echo '  SWEEP=1|FIRST-LAST    make coverage: add make sweep'"'"'s scenarios (all cases, or those of each sweep)'
 	@echo '  TREE=dir OUT=dir      make sendable: the kernel tree for get_maintainer.pl; where to write'
+	@echo '  KERNEL_GIT=dir        make sendable, check-all: a kernel git history (bare or a clone) for checkpatch'"'"'s commit-id checks'
 	@echo
 	@echo 'exit status of monitor-scripts/rig: 0 pass, 1 kernel problem, 2 rig error, 4 skip'
 	@echo '(make turns any failure into 2: read logs/latest/summary.json for the verdict)'

@@ -150,6 +150,10 @@ check_bad_input() {
 		"$RIG" run smoke SWEEP_SHARD=3/2
 	bad_input "merge: no folders named" "merge: name the matrix folders" "$ROOT/monitor-scripts/merge"
 	bad_input "merge: a folder that is not a matrix's" "not a matrix folder" "$ROOT/monitor-scripts/merge" "$ROOT/tests"
+	bad_input "make sendable: an unknown KERNEL" "KERNEL must be 6.1 or 6.12" make -s -C "$ROOT" sendable KERNEL=5.10
+	# the rig's own history is a git history, not the kernel's
+	bad_input "sendable: a KERNEL_GIT without the kernel's history" "is not a kernel git history" \
+		"$ROOT/monitor-scripts/sendable" KERNEL_GIT="$ROOT"
 	: >"$TMP/empty.matrix"
 	bad_input "matrix: a PAR past its bound" "PAR=99999999999999999999" \
 		"$ROOT/monitor-scripts/matrix" PAR=99999999999999999999 MATRIX="$TMP/empty.matrix"
