@@ -130,7 +130,7 @@ enum {
 /* Groups a continuation header may follow (row.group, row.follows). */
 enum {
 	G_CUT = 1 << 0, G_WARN = 1 << 1, G_KBUG = 1 << 2, G_FAULT = 1 << 3,
-	G_DIE = 1 << 4, G_LIST = 1 << 5, G_GPF = 1 << 6,
+	G_DIE = 1 << 4, G_LIST = 1 << 5, G_GPF = 1 << 6, G_DENTRY = 1 << 7,
 };
 
 struct report;
