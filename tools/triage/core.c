@@ -747,10 +747,37 @@ static size_t syslog_len(struct str m)
 }
 
 /*
+ * `journalctl -k -o short-monotonic` puts the printk stamp where the date
+ * was: "[   12.345678] host kernel: ...".  After the stamp: the length of
+ * "host kernel: ", or 0.  Looking costs a tenth of the time a console line
+ * takes, so it is done only where a journal can start: the first lines of
+ * the log and after journalctl's own "-- ..." lines; once a line has the
+ * prefix, every line is looked at.
+ */
+#define JOURNAL_PROBE_LINES 1000
+static uint64_t journal_probe_end = JOURNAL_PROBE_LINES;
+static int journal_seen;
+static uint64_t lines_seen;
+
+static size_t journal_host_len(struct str m)
+{
+	size_t i = 0;
+
+	if (!journal_seen && lines_seen > journal_probe_end)
+		return 0;
+	while (i < m.n && i < 64 && (is_ident((unsigned char)m.p[i]) || m.p[i] == '-'))
+		i++;
+	if (!i || m.n - i < 9 || memcmp(m.p + i, " kernel: ", 9) != 0)
+		return 0;
+	journal_seen = 1;
+	return i + 9;
+}
+
+/*
  * The message of a console line: without "<N>" levels, syslog prefixes,
- * "[   12.345678]" stamps, "[  T123]"/"[    C1]" caller ids, and whatever
- * user space wrote before a kernel line without ending its own ("offline
- * rc=130[ 20.04] rig:").
+ * "[   12.345678]" stamps (and the journal's "host kernel: " after them),
+ * "[  T123]"/"[    C1]" caller ids, and whatever user space wrote before a
+ * kernel line without ending its own ("offline rc=130[ 20.04] rig:").
  */
 static struct str strip_prefix(struct str m)
 {
@@ -782,8 +809,10 @@ static struct str strip_prefix(struct str m)
 	}
 	/* the common "[%5lu.%06lu] " first, then anything bracketed and numeric */
 	if (m.n > 14 && m.p[0] == '[' && m.p[6] == '.' && m.p[13] == ']' &&
-	    m.p[14] == ' ' && m.p[12] >= '0' && m.p[12] <= '9')
-		return skip_n(m, 15);
+	    m.p[14] == ' ' && m.p[12] >= '0' && m.p[12] <= '9') {
+		m = skip_n(m, 15);
+		return skip_n(m, journal_host_len(m));
+	}
 	for (int pass = 0; pass < 2 && m.n && m.p[0] == '['; pass++) {
 		size_t i = 1;
 
@@ -797,6 +826,8 @@ static struct str strip_prefix(struct str m)
 		m = skip_n(m, i + 1);
 		if (m.n && m.p[0] == ' ')
 			m = skip_n(m, 1);
+		if (!pass)
+			m = skip_n(m, journal_host_len(m));
 	}
 	return m;
 }
@@ -806,7 +837,10 @@ static void other_line(struct str m, const char *line, size_t len, uint64_t off,
 
 void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno)
 {
-	struct str m = strip_prefix((struct str){ line, len });
+	struct str m;
+
+	lines_seen++;
+	m = strip_prefix((struct str){ line, len });
 
 	if (m.n >= 5 && m.p[0] == 'r' && memcmp(m.p, "rig: ", 5) == 0 &&
 	    !has_prefix(m, "rig: FAIL ")) {
@@ -859,6 +893,8 @@ static __attribute__((noinline)) void other_line(struct str m, const char *line,
 	if (m.n > 8 && (m.p[0] == 'C' || m.p[0] == 'K') &&
 	    (has_prefix(m, "Command line: ") || has_prefix(m, "Kernel command line: ")))
 		parse_cmdline(m);
+	if (m.n > 3 && m.p[0] == '-' && m.p[1] == '-' && m.p[2] == ' ')
+		journal_probe_end = lines_seen + JOURNAL_PROBE_LINES;	/* "-- Boot ...", "-- Journal begins ..." */
 	if (m.n > 8 && boot_line(m)) {
 		if (R.row) {
 			if (open_report_unfinished() || R.trace != TR_DONE)
