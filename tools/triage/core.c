@@ -751,25 +751,24 @@ static size_t syslog_len(struct str m)
  * was: "[   12.345678] host kernel: ...".  After the stamp: the length of
  * "host kernel: ", or 0.  Looking costs a tenth of the time a console line
  * takes, so it is done only where a journal can start: the first lines of
- * the log and after journalctl's own "-- ..." lines; once a line has the
- * prefix, every line is looked at.
+ * the log, after journalctl's own "-- ..." lines and after a line that had
+ * the prefix.
  */
-#define JOURNAL_PROBE_LINES 1000
+#define JOURNAL_PROBE_LINES 100
 static uint64_t journal_probe_end = JOURNAL_PROBE_LINES;
-static int journal_seen;
 static uint64_t lines_seen;
 
 static size_t journal_host_len(struct str m)
 {
 	size_t i = 0;
 
-	if (!journal_seen && lines_seen > journal_probe_end)
+	if (lines_seen > journal_probe_end)
 		return 0;
 	while (i < m.n && i < 64 && (is_ident((unsigned char)m.p[i]) || m.p[i] == '-'))
 		i++;
 	if (!i || m.n - i < 9 || memcmp(m.p + i, " kernel: ", 9) != 0)
 		return 0;
-	journal_seen = 1;
+	journal_probe_end = lines_seen + JOURNAL_PROBE_LINES;
 	return i + 9;
 }
 
