@@ -304,7 +304,7 @@ void blame_offer(struct str fn)
 		if (skipped(fn))
 			return;
 		if (stall_anchor(fn)) {
-			if (memmem(fn.p, fn.n, "smp_call_function", 17))
+			if (find_lit(fn, "smp_call_function"))
 				strcpy(R.blame, "smp_call_function");
 			else if (cur.prev[0])
 				strcpy(R.blame, cur.prev);
@@ -317,14 +317,14 @@ void blame_offer(struct str fn)
 			strcpy(cur.candidate, cur.prev);
 		return;
 	case FROM_HUNG:
-		if (memmem(fn.p, fn.n, "rtnl_lock", 9)) {
+		if (find_lit(fn, "rtnl_lock")) {
 			strcpy(R.blame, "rtnl_lock");
 			return;
 		}
-		if (memmem(fn.p, fn.n, "synchronize_rcu", 15) ||
-		    memmem(fn.p, fn.n, "synchronize_srcu", 16) ||
-		    memmem(fn.p, fn.n, "synchronize_net", 15) ||
-		    memmem(fn.p, fn.n, "synchronize_sched", 17)) {
+		if (find_lit(fn, "synchronize_rcu") ||
+		    find_lit(fn, "synchronize_srcu") ||
+		    find_lit(fn, "synchronize_net") ||
+		    find_lit(fn, "synchronize_sched")) {
 			strcpy(R.blame, "synchronize_rcu");
 			return;
 		}
