@@ -304,7 +304,7 @@ void blame_offer(struct str fn)
 		if (skipped(fn))
 			return;
 		if (stall_anchor(fn)) {
-			if (memmem(fn.p, fn.n, "smp_call_function", 17))
+			if (find_lit(fn, "smp_call_function"))
 				strcpy(R.blame, "smp_call_function");
 			else if (cur.prev[0])
 				strcpy(R.blame, cur.prev);
@@ -317,14 +317,14 @@ void blame_offer(struct str fn)
 			strcpy(cur.candidate, cur.prev);
 		return;
 	case FROM_HUNG:
-		if (memmem(fn.p, fn.n, "rtnl_lock", 9)) {
+		if (find_lit(fn, "rtnl_lock")) {
 			strcpy(R.blame, "rtnl_lock");
 			return;
 		}
-		if (memmem(fn.p, fn.n, "synchronize_rcu", 15) ||
-		    memmem(fn.p, fn.n, "synchronize_srcu", 16) ||
-		    memmem(fn.p, fn.n, "synchronize_net", 15) ||
-		    memmem(fn.p, fn.n, "synchronize_sched", 17)) {
+		if (find_lit(fn, "synchronize_rcu") ||
+		    find_lit(fn, "synchronize_srcu") ||
+		    find_lit(fn, "synchronize_net") ||
+		    find_lit(fn, "synchronize_sched")) {
 			strcpy(R.blame, "synchronize_rcu");
 			return;
 		}
@@ -747,10 +747,36 @@ static size_t syslog_len(struct str m)
 }
 
 /*
+ * `journalctl -k -o short-monotonic` puts the printk stamp where the date
+ * was: "[   12.345678] host kernel: ...".  After the stamp: the length of
+ * "host kernel: ", or 0.  Looking costs a tenth of the time a console line
+ * takes, so it is done only where a journal can start: the first lines of
+ * the log, after journalctl's own "-- ..." lines and after a line that had
+ * the prefix.
+ */
+#define JOURNAL_PROBE_LINES 100
+static uint64_t journal_probe_end = JOURNAL_PROBE_LINES;
+static uint64_t lines_seen;
+
+static size_t journal_host_len(struct str m)
+{
+	size_t i = 0;
+
+	if (lines_seen > journal_probe_end)
+		return 0;
+	while (i < m.n && i < 64 && (is_ident((unsigned char)m.p[i]) || m.p[i] == '-'))
+		i++;
+	if (!i || m.n - i < 9 || memcmp(m.p + i, " kernel: ", 9) != 0)
+		return 0;
+	journal_probe_end = lines_seen + JOURNAL_PROBE_LINES;
+	return i + 9;
+}
+
+/*
  * The message of a console line: without "<N>" levels, syslog prefixes,
- * "[   12.345678]" stamps, "[  T123]"/"[    C1]" caller ids, and whatever
- * user space wrote before a kernel line without ending its own ("offline
- * rc=130[ 20.04] rig:").
+ * "[   12.345678]" stamps (and the journal's "host kernel: " after them),
+ * "[  T123]"/"[    C1]" caller ids, and whatever user space wrote before a
+ * kernel line without ending its own ("offline rc=130[ 20.04] rig:").
  */
 static struct str strip_prefix(struct str m)
 {
@@ -782,8 +808,10 @@ static struct str strip_prefix(struct str m)
 	}
 	/* the common "[%5lu.%06lu] " first, then anything bracketed and numeric */
 	if (m.n > 14 && m.p[0] == '[' && m.p[6] == '.' && m.p[13] == ']' &&
-	    m.p[14] == ' ' && m.p[12] >= '0' && m.p[12] <= '9')
-		return skip_n(m, 15);
+	    m.p[14] == ' ' && m.p[12] >= '0' && m.p[12] <= '9') {
+		m = skip_n(m, 15);
+		return skip_n(m, journal_host_len(m));
+	}
 	for (int pass = 0; pass < 2 && m.n && m.p[0] == '['; pass++) {
 		size_t i = 1;
 
@@ -797,6 +825,8 @@ static struct str strip_prefix(struct str m)
 		m = skip_n(m, i + 1);
 		if (m.n && m.p[0] == ' ')
 			m = skip_n(m, 1);
+		if (!pass)
+			m = skip_n(m, journal_host_len(m));
 	}
 	return m;
 }
@@ -806,7 +836,10 @@ static void other_line(struct str m, const char *line, size_t len, uint64_t off,
 
 void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno)
 {
-	struct str m = strip_prefix((struct str){ line, len });
+	struct str m;
+
+	lines_seen++;
+	m = strip_prefix((struct str){ line, len });
 
 	if (m.n >= 5 && m.p[0] == 'r' && memcmp(m.p, "rig: ", 5) == 0 &&
 	    !has_prefix(m, "rig: FAIL ")) {
@@ -859,6 +892,8 @@ static __attribute__((noinline)) void other_line(struct str m, const char *line,
 	if (m.n > 8 && (m.p[0] == 'C' || m.p[0] == 'K') &&
 	    (has_prefix(m, "Command line: ") || has_prefix(m, "Kernel command line: ")))
 		parse_cmdline(m);
+	if (m.n > 3 && m.p[0] == '-' && m.p[1] == '-' && m.p[2] == ' ')
+		journal_probe_end = lines_seen + JOURNAL_PROBE_LINES;	/* "-- Boot ...", "-- Journal begins ..." */
 	if (m.n > 8 && boot_line(m)) {
 		if (R.row) {
 			if (open_report_unfinished() || R.trace != TR_DONE)

@@ -3,8 +3,9 @@
  * triage family: memory and page state.  Bad page state (mm/page_alloc.c,
  * bad_page), rss counters (kernel/fork.c), kmemleak (mm/kmemleak.c: titled
  * "memory leak in f" from its backtrace), list corruption (lib/list_debug.c),
- * SLUB's object checks (mm/slub.c), and sleeping or scheduling where the
- * context forbids it (kernel/sched/core.c).
+ * SLUB's object checks (mm/slub.c), sleeping or scheduling where the
+ * context forbids it (kernel/sched/core.c), and a dentry still in use at
+ * unmount (fs/dcache.c, umount_check).
  */
 #include <string.h>
 
@@ -31,6 +32,20 @@ static int parse_preemptible(struct header *h)
 	if (!i || !has_prefix(skip_n(s, i), "() in preemptible"))
 		return 0;
 	copy_clean(h->text, sizeof(h->text), s.p, i);
+	return 1;
+}
+
+/*
+ * "BUG: Dentry %p{i=%lx,n=%pd}  still in use (%d) [unmount of %s %s]": the
+ * file system and device are left out of the title, as syzkaller does (the
+ * device is a loop number more often than not).
+ */
+static int parse_dentry(struct header *h)
+{
+	if (!find_lit(h->at, " still in use ("))
+		return 0;
+	if (find_lit(h->at, ") [unmount of "))
+		h->title = "BUG: Dentry still in use in unmount";
 	return 1;
 }
 
@@ -76,6 +91,9 @@ const struct row fam_memory[] = {
 	  .title = "VFS: Busy inodes after unmount (use-after-free)", .flags = F_NO_TRACE },
 	{ .anchor = "VFS: Close: file count is 0",
 	  .title = "VFS: Close: file count is zero (use-after-free)", .flags = F_NO_TRACE },
+	/* the WARN_ON(1) right after it is its stack, not a report of its own */
+	{ .anchor = "BUG: Dentry ", .title = "BUG: Dentry still in use", .parse = parse_dentry,
+	  .flags = F_END_MARK, .group = G_DENTRY, .hdr_max = 60, .tail = 30 },
 	{ .anchor = "BUG kmalloc-", .title = "BUG: %h", .parse = parse_slub, .hdr_max = 60 },
 	{ .anchor = "BUG: sleeping function called from invalid context",
 	  .title = "BUG: sleeping function called from invalid context in %f",

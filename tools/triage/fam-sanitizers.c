@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * triage family: the sanitizers.  KASAN (mm/kasan/report.c: "BUG: KASAN:
- * %s in %pS", then "Read of size"), KFENCE (mm/kfence/report.c), KMSAN
+ * %s in %pS", then "Read of size"; before 4.11 "... in %pS at addr %p" and
+ * "... on address %p"), KFENCE (mm/kfence/report.c), KMSAN
  * (mm/kmsan/report.c), KCSAN (kernel/kcsan/report.c: "BUG: KCSAN: %s in %ps
  * / %ps"), UBSAN (lib/ubsan.c: "UBSAN: %s in %s:%d:%d").
  */
@@ -44,6 +45,15 @@ static int parse_kasan(struct header *h)
 {
 	if (!kind_in_func(h, 12))
 		return 0;
+	/*
+	 * Before 4.11 an access with no shadow (null-ptr-deref, user-memory-
+	 * or wild-memory-access) was "BUG: KASAN: %s on address %p", with a
+	 * bare dump_stack(); syzkaller's title for it names no function.
+	 */
+	if (!h->hint[0] && find_lit(skip_n(h->at, 12), " on address ")) {
+		h->title = "KASAN: %h %a";
+		return 1;
+	}
 	if (strcmp(h->text, "double-free or invalid-free") == 0 ||
 	    strcmp(h->text, "double-free") == 0 || strcmp(h->text, "invalid-free") == 0) {
 		h->title = "KASAN: invalid-free in %f";

@@ -216,11 +216,11 @@ static int parse_bad_fp(struct header *h)
 
 #define WARN_ROW(a, p) { .anchor = a, .title = "WARNING in %f", .from = FROM_STACK, \
 	.parse = p, .flags = F_NEEDS_FUNC | F_END_MARK, .skip = SK_BASE, .group = G_WARN, \
-	.follows = G_LIST, .hdr_max = 60, .tail = 30 }
+	.follows = G_LIST | G_DENTRY, .hdr_max = 60, .tail = 30 }
 
 const struct row fam_warning[] = {
 	{ .anchor = "------------[ cut here ]------------", .flags = F_PENDING,
-	  .group = G_CUT, .hdr_max = 8 },
+	  .group = G_CUT, .follows = G_DENTRY, .hdr_max = 8 },
 	{ .anchor = "WARNING: kernel stack regs at ",
 	  .title = "WARNING: kernel stack regs has bad '%h' value", .parse = parse_bad_regs,
 	  .flags = F_NO_TRACE },

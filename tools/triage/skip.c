@@ -31,7 +31,7 @@ static int pat_match(const char *pat, struct str name)
 		return memcmp(core, name.p, cl) == 0;
 	if (tail)
 		return memcmp(core, name.p + name.n - cl, cl) == 0;
-	return memmem(name.p, name.n, core, cl) != NULL;
+	return find_n(name, core, cl) != NULL;
 }
 
 int name_matches(const char *const *pats, struct str name)

@@ -32,11 +32,6 @@ void *xmalloc(size_t n)
 	return p;
 }
 
-const char *find_lit(struct str s, const char *lit)
-{
-	return memmem(s.p, s.n, lit, strlen(lit));
-}
-
 /* Copy at most cap-1 bytes, replacing anything unprintable. */
 void copy_clean(char *dst, size_t cap, const char *src, size_t n)
 {

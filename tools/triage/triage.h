@@ -63,7 +63,34 @@ static inline int is_hex(int c)
 	       (c >= 'A' && c <= 'F');
 }
 
-const char *find_lit(struct str s, const char *lit);
+/*
+ * The first place the l bytes at lit occur in s, or NULL.  Inline, with
+ * memchr() for the first byte: console lines and function names are short,
+ * and libc's memmem() spends longer setting up than searching them.
+ */
+static inline const char *find_n(struct str s, const char *lit, size_t l)
+{
+	const char *p = s.p, *last;
+
+	if (!l)
+		return s.p;
+	if (s.n < l)
+		return NULL;
+	last = s.p + (s.n - l);
+	while ((p = __builtin_memchr(p, lit[0], (size_t)(last - p) + 1)) != NULL) {
+		if (__builtin_memcmp(p + 1, lit + 1, l - 1) == 0)
+			return p;
+		if (p++ == last)
+			break;
+	}
+	return NULL;
+}
+
+static inline const char *find_lit(struct str s, const char *lit)
+{
+	return find_n(s, lit, __builtin_strlen(lit));
+}
+
 void copy_clean(char *dst, size_t cap, const char *src, size_t n);
 void header_words(char *dst, size_t cap, struct str s);
 void sanitize_reason(char *dst, size_t cap, struct str s);
@@ -130,7 +157,7 @@ enum {
 /* Groups a continuation header may follow (row.group, row.follows). */
 enum {
 	G_CUT = 1 << 0, G_WARN = 1 << 1, G_KBUG = 1 << 2, G_FAULT = 1 << 3,
-	G_DIE = 1 << 4, G_LIST = 1 << 5, G_GPF = 1 << 6,
+	G_DIE = 1 << 4, G_LIST = 1 << 5, G_GPF = 1 << 6, G_DENTRY = 1 << 7,
 };
 
 struct report;

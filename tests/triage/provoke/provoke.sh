@@ -5,8 +5,9 @@
 # Needs qemu-system-x86_64, busybox-static, cpio, socat.  Cases: see init.
 # Usage: provoke.sh BZIMAGE CASE OUT [EXTRA_KERNEL_ARGS]
 # e.g. provoke.sh obj/arch/x86/boot/bzImage lkdtm-WARNING warning.raw
-#      (lkdtm-* cases need the kernel of ../lkdtm.config; KMEMLEAK_KO=path adds
-#       samples/kmemleak/kmemleak-test.ko for lkdtm-KMEMLEAK)
+#      (lkdtm-* cases need the kernel of ../lkdtm.config or VARIANT=debug;
+#       KMEMLEAK_KO=path adds samples/kmemleak/kmemleak-test.ko for lkdtm-KMEMLEAK,
+#       LOCKDEP_KO=path the module of lockdep_inversion/ for lockdep-inversion)
 set -euo pipefail
 
 kernel=${1:?usage: provoke.sh BZIMAGE CASE OUT [EXTRA_KERNEL_ARGS]}
@@ -25,6 +26,7 @@ for a in sh mount umount echo cat sed sleep ls insmod poweroff taskset grep dd t
 done
 cp "$here/init" "$work/root/init"
 [[ -n ${KMEMLEAK_KO:-} ]] && cp "$KMEMLEAK_KO" "$work/root/kmemleak-test.ko"
+[[ -n ${LOCKDEP_KO:-} ]] && cp "$LOCKDEP_KO" "$work/root/lockdep_inversion.ko"
 (cd "$work/root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/initrd.gz"
 
 sock=$work/monitor.sock
