@@ -60,6 +60,7 @@ help:
 	@echo '  VARIANT=name          kernel variant (config fragments); default vmemmap'
 	@echo '  SERIES=0|1            apply kernel-series/ (default 1; 0 with KERNEL_SRC)'
 	@echo '  CHECKS=0              skip the per-step checks (for timing)'
+	@echo '  RESTORE=boot          a sweep restarts its guest by booting, not from the ready snapshot'
 	@echo '  JOBS=n                kernel build jobs (default: nproc)'
 	@echo '  V=1                   show kernel build commands'
 	@echo '  LOG=file              console log for make triage'

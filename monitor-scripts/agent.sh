@@ -17,13 +17,15 @@ agent_log() {
 		LOG_WRITE_FAILED=1
 }
 
-# agent_wait_ready DEADLINE_MS SILENT_MS: the agent's READY line; sets
-# GUEST_RELEASE and GUEST_BLOCK_SIZE. 3 when the console is still empty
-# SILENT_MS after the start (a kernel that died before saying anything), 4
-# when the kernel panicked.
+# agent_wait_ready DEADLINE_MS SILENT_MS [hello]: the agent's READY line;
+# sets GUEST_RELEASE and GUEST_BLOCK_SIZE. 3 when the console is still
+# empty SILENT_MS after the start (a kernel that died before saying
+# anything), 4 when the kernel panicked. hello asks for READY at once (a
+# guest restored from a snapshot said it before the snapshot).
 agent_wait_ready() {
 	local st slice silent=$((QEMU_T0 + $2)) now
 	chan_open agent "$RIG_SOCK/agent.sock"
+	[[ ${3:-} == hello ]] && chan_write agent $'\n'"0 hello" 2>/dev/null
 	while :; do
 		now_ms now
 		slice=$((now + 2000))

@@ -76,15 +76,27 @@ qemu_cmdline() {
 	QEMU_CMD+=(-chardev "socket,id=qmp,path=${RIG_SOCK//,/,,}/qmp.sock,server=on,wait=off" -mon "chardev=qmp,mode=control")
 }
 
+# qemu_start [ARG...]: QEMU_CMD started (with ARGs after it: a restore's
+# -incoming), once its QMP and agent sockets exist; 1 when QEMU died or
+# made no sockets within 10 s.
 qemu_start() {
-	printf '%q ' "${QEMU_CMD[@]}" >"$RUN_DIR/qemu.cmdline"
-	echo >>"$RUN_DIR/qemu.cmdline"
+	# the run's own command line; a restore's additions are in qemu.log
+	if (($#)); then
+		{
+			printf '# restart:'
+			printf ' %q' "$@"
+			echo
+		} >>"$RUN_DIR/qemu.log"
+	else
+		printf '%q ' "${QEMU_CMD[@]}" >"$RUN_DIR/qemu.cmdline"
+		echo >>"$RUN_DIR/qemu.cmdline"
+	fi
 	now_ms QEMU_T0
 	# Its own session, so a signal meant for the runner's process group
 	# (Ctrl-C, kill -- -PGID) reaches the runner, which stops QEMU and says
 	# why; and a parent-death signal, so a runner killed outright (kill -9,
 	# the OOM killer) takes QEMU with it.
-	setsid setpriv --pdeathsig TERM "${QEMU_CMD[@]}" </dev/null >"$RUN_DIR/qemu.log" 2>&1 &
+	setsid setpriv --pdeathsig TERM "${QEMU_CMD[@]}" "$@" </dev/null >>"$RUN_DIR/qemu.log" 2>&1 &
 	QEMU_PID=$!
 	local deadline=$((QEMU_T0 + 10000)) now
 	while [[ ! -S $RIG_SOCK/qmp.sock || ! -S $RIG_SOCK/agent.sock ]]; do
@@ -93,6 +105,61 @@ qemu_start() {
 		((now < deadline)) || return 1
 		sleep 0.01
 	done
+}
+
+# qemu_snapshot_take FILE: the ready guest's whole state (devices and
+# RAM; QEMU skips zero pages) into FILE as a migration stream, for
+# run_restart to start from instead of a boot. The guest is stopped while
+# it is written and goes on after. 1 with QMP_ERROR when it failed.
+qemu_snapshot_take() {
+	local f=$1 st deadline now
+	[[ $f =~ ^[A-Za-z0-9_./-]+$ ]] || { QMP_ERROR="snapshot path $f has characters a shell would read"; return 1; }
+	# QEMU throttles migration to 32 MiB/s by default: unthrottled to a file
+	qmp_exec migrate-set-parameters '{"max-bandwidth": 1099511627776}' || return 1
+	qmp_exec stop || return 1
+	if ! qmp_exec migrate "{\"uri\": \"exec:cat >$f\"}"; then
+		st=$QMP_ERROR
+		qmp_exec cont
+		QMP_ERROR=$st
+		return 1
+	fi
+	now_ms deadline
+	deadline=$((deadline + 60000))
+	while :; do
+		qmp_exec query-migrate || break
+		st=$(jq -r '.return.status // ""' <<<"$QMP_RETURN")
+		[[ $st == completed || $st == failed || $st == cancelled ]] && break
+		now_ms now
+		((now < deadline)) || { st="still $st after 60 s"; break; }
+		sleep 0.02
+	done
+	qmp_exec cont || return 1
+	[[ $st == completed ]] && return 0
+	QMP_ERROR="migration to $f: ${st:-$QMP_ERROR}"
+	rm -f "$f"
+	return 1
+}
+
+# qemu_snapshot_resume: a QEMU started with -incoming from a snapshot
+# taken by qemu_snapshot_take runs the guest once the stream is loaded (it
+# was stopped when saved, so QEMU does not start it on its own). 1 with
+# QMP_ERROR when the load failed or took over 30 s.
+qemu_snapshot_resume() {
+	local st deadline now
+	now_ms deadline
+	deadline=$((deadline + 30000))
+	while :; do
+		qmp_exec query-status || return 1
+		st=$(jq -r '.return.status // ""' <<<"$QMP_RETURN")
+		[[ $st == inmigrate ]] || break
+		now_ms now
+		((now < deadline)) || { QMP_ERROR="the snapshot was still loading after 30 s"; return 1; }
+		sleep 0.01
+	done
+	[[ $st == running ]] && return 0
+	[[ $st == paused || $st == postmigrate || $st == prelaunch ]] ||
+		{ QMP_ERROR="after loading the snapshot QEMU is $st"; return 1; }
+	qmp_exec cont
 }
 
 # qemu_alive: QEMU runs (an exited QEMU not yet reaped is a zombie, which

@@ -279,16 +279,21 @@ run_restart() {
 	CON_BOOT_OFF=$((CON_OFF + ${#CON_PART}))
 	RUN_BOOTS=$((RUN_BOOTS + 1))
 	agent_log "!" "restart $RUN_BOOTS: $why"
-	# a killed QEMU leaves its sockets: qemu_start waits for new ones
-	rm -f "$RIG_SOCK/qmp.sock" "$RIG_SOCK/agent.sock"
-	if ! qemu_start || ! qmp_open; then
-		STEP_DIAG=("${keep[@]}" "restart: QEMU did not start again: ${QMP_ERROR:-$(tail -1 "$RUN_DIR/qemu.log")}")
-		return 2
-	fi
-	agent_wait_ready $((QEMU_T0 + 120000)) 30000 || st=$?
-	if ((st != 0)); then
-		STEP_DIAG=("${keep[@]}" "restart: the guest did not boot again (status $st)")
-		return 2
+	local how=boot
+	if run_restore; then
+		how=restored
+	else
+		# a killed QEMU leaves its sockets: qemu_start waits for new ones
+		rm -f "$RIG_SOCK/qmp.sock" "$RIG_SOCK/agent.sock"
+		if ! qemu_start || ! qmp_open; then
+			STEP_DIAG=("${keep[@]}" "restart: QEMU did not start again: ${QMP_ERROR:-$(tail -1 "$RUN_DIR/qemu.log")}")
+			return 2
+		fi
+		agent_wait_ready $((QEMU_T0 + 120000)) 30000 || st=$?
+		if ((st != 0)); then
+			STEP_DIAG=("${keep[@]}" "restart: the guest did not boot again (status $st)")
+			return 2
+		fi
 	fi
 	model_select live
 	model_reset offline
@@ -326,8 +331,48 @@ run_restart() {
 	local replayed="no earlier step to replay"
 	((cur > 2)) && replayed="steps 1 to $((cur - 1)) replayed"
 	((cur == 2)) && replayed="step 1 replayed"
-	STEP_DIAG=("${keep[@]}" "restarted the guest (boot $RUN_BOOTS, $replayed, $((now - t0)) ms): $why")
+	[[ $how == restored ]] && how="restored from the snapshot"
+	STEP_DIAG=("${keep[@]}" "restarted the guest (boot $RUN_BOOTS $how, $replayed, $((now - t0)) ms): $why")
 	return 0
+}
+
+# run_snapshot: for a run that may restart its guest (a sweep step; not
+# with RESTORE=boot), the ready guest's state saved once, before the
+# baseline, so that run_restart can start from it instead of booting.
+run_snapshot() {
+	RUN_SNAPSHOT=''
+	[[ ${RESTORE:-snapshot} == snapshot && " ${S_VERB[*]} " == *" sweep "* ]] || return 0
+	local t0 now
+	now_ms t0
+	if qemu_snapshot_take "$RIG_SOCK/ready.snap"; then
+		RUN_SNAPSHOT=$RIG_SOCK/ready.snap
+		now_ms now
+		ktap "# snapshot of the ready guest in $((now - t0)) ms, $(($(stat -c %s "$RUN_SNAPSHOT") >> 20)) MiB: restarts restore it"
+	else
+		ktap "# no snapshot of the ready guest ($QMP_ERROR): restarts boot"
+	fi
+}
+
+# run_restore: QEMU started from the run's snapshot (QEMU gone already),
+# the QMP session and the agent answering. 1 when there is no snapshot or
+# it did not come back (then nothing of it is left running).
+run_restore() {
+	[[ -n ${RUN_SNAPSHOT:-} ]] || return 1
+	local st=0
+	rm -f "$RIG_SOCK/qmp.sock" "$RIG_SOCK/agent.sock"
+	if qemu_start -incoming "exec:cat $RUN_SNAPSHOT" && qmp_open && qemu_snapshot_resume; then
+		agent_wait_ready $((QEMU_T0 + 30000)) 30000 hello && return 0
+		st=$?
+	fi
+	agent_log "!" "restore from the snapshot failed (status $st, ${QMP_ERROR:-see qemu.log}): booting"
+	chan_close agent
+	chan_close qmp
+	qemu_alive && kill -KILL "$QEMU_PID" 2>/dev/null
+	qemu_reap
+	QMP_EVENTS=()
+	# a broken snapshot is not tried again
+	RUN_SNAPSHOT=''
+	return 1
 }
 
 # The plain drive: the scenario's steps once, planned up front.
@@ -628,6 +673,7 @@ run_scenario() {
 	ktap "# logs ${RUN_DIR#"$RIG_ROOT"/}"
 	"drive_${RUN_DRIVE}_plan"
 	run_boot
+	run_snapshot
 	run_baseline
 	coverage_run_start || rig_error "$COVERAGE_ERROR"
 	"drive_${RUN_DRIVE}_run"

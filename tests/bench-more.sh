@@ -13,12 +13,16 @@ restarts() {
 
 # bench_sweep: the sweep slice; sweep_case_ms is the time of its sweep
 # steps without their restarts over the cases judged (the dry runs and
-# control cases counted in the time); restore_ms the median restart (a
-# fresh boot: no snapshot restore yet).
+# control cases counted in the time); restore_ms the median restart to the
+# agent's READY from the snapshot of the ready guest (the default), beside
+# restore_boot_ms, the same slice's restarts with RESTORE=boot (a fresh
+# boot each), and sweep_slice_s, sweep_slice_boot_s, the two whole runs.
 bench_sweep() {
-	local dir sweep_ms cases restart_ms
+	local dir sweep_ms cases restart_ms t0
+	t0=$(ms_now)
 	"$RIG" run tests/scenarios/sweep-slice "$@" >"$OUT/sweep.ktap" 2>"$OUT/sweep.err" ||
 		{ echo "bench: the sweep slice did not pass" >&2; exit 2; }
+	figure sweep_slice_s $((($(ms_now) - t0) / 1000)) s
 	dir=$ROOT/logs/$(jq -r .run_id "$ROOT/logs/latest/summary.json")
 	sweep_ms=$(jq '[.steps as $s | .timings.step_ms | to_entries[] | select($s[.key].verb == "sweep") | .value] | add' \
 		"$dir/summary.json")
@@ -26,9 +30,14 @@ bench_sweep() {
 	restart_ms=$(restarts "$dir" | awk '{ t += $1 } END { print t + 0 }')
 	figure sweep_case_ms $(((sweep_ms - restart_ms) / cases)) ms
 	figure sweep_restarts "$(restarts "$dir" | wc -l)" count
-	if [[ -n $(restarts "$dir") ]]; then
-		figure restore_ms "$(restarts "$dir" | median)" ms
-	fi
+	[[ -n $(restarts "$dir") ]] && figure restore_ms "$(restarts "$dir" | median)" ms
+	t0=$(ms_now)
+	"$RIG" run tests/scenarios/sweep-slice "$@" RESTORE=boot >"$OUT/sweep-boot.ktap" 2>"$OUT/sweep-boot.err" ||
+		{ echo "bench: the sweep slice (RESTORE=boot) did not pass" >&2; exit 2; }
+	figure sweep_slice_boot_s $((($(ms_now) - t0) / 1000)) s
+	dir=$ROOT/logs/$(jq -r .run_id "$ROOT/logs/latest/summary.json")
+	[[ -n $(restarts "$dir") ]] && figure restore_boot_ms "$(restarts "$dir" | median)" ms
+	return 0
 }
 
 # bench_soak SECONDS: soak_cycles_per_hour of one guest; the same with two
