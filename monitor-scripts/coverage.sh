@@ -52,9 +52,12 @@ coverage_error() {
 # them; COVERAGE_N the count. 1 with COVERAGE_ERROR (the first problem)
 # when something was not collected.
 coverage_fetch() {
-	local dest=$1 path rel
+	local dest=$1 path rel build
 	local -a files
 	COVERAGE_N=0
+	# the kernel records the build folder's real path (make runs in it):
+	# through a symlinked build/ it differs from RIG_BUILD's spelling
+	build=$(realpath "$RIG_BUILD")
 	mkdir -p "$dest"
 	if ! agent_call gcov-list; then
 		coverage_error "coverage: cannot list the guest's gcov files: ${AGENT_OUT[*]}"
@@ -64,7 +67,7 @@ coverage_fetch() {
 	for path in "${files[@]}"; do
 		# a path the kernel made from our own build folder, nothing else
 		if [[ ! $path =~ ^$GCOV_GUEST_DIR(/[A-Za-z0-9_.+-]+)+\.gcda$ || $path == */../* ||
-			${path#"$GCOV_GUEST_DIR"} != "$RIG_BUILD"/* ]]; then
+			${path#"$GCOV_GUEST_DIR"} != "$build"/* ]]; then
 			coverage_error "coverage: the guest lists an unexpected gcov file, not collected: ${path:0:200}"
 			continue
 		fi
@@ -120,10 +123,10 @@ coverage_run_collect() {
 	((${COVERAGE_ARMED:-0})) || return 0
 	local dir=$RUN_DIR/coverage
 	coverage_fetch "$dir/gcda"
-	echo "$KTREE" >"$dir/tree"
+	realpath "$KTREE" >"$dir/tree"
 	ktap "# coverage: $COVERAGE_N gcov data files collected"
 	if ((${COVERAGE_SAVED:-0} + ${COVERAGE_LOST:-0})); then
-		ktap "# coverage: $((COVERAGE_SAVED + 1)) boots merged, ${COVERAGE_LOST:-0} lost (the guest was hung at its restart)"
+		ktap "# coverage: $((${COVERAGE_SAVED:-0} + 1)) boots merged, ${COVERAGE_LOST:-0} lost (the guest was hung at its restart)"
 	fi
 	if ! coverage_report "$dir" >"$dir/summary.txt" 2>"$dir/lcov.log"; then
 		coverage_error "coverage: lcov could not make the report (see coverage/lcov.log)"
@@ -394,7 +397,7 @@ coverage_make() {
 	wait
 	for sc in "${scs[@]}"; do cat "$out/runs/${sc##*/}.row" >>"$out/runs.tsv"; done
 	rm -f "$out"/runs/*.row
-	coverage_union "$out" "$KTREE"
+	coverage_union "$out" "$(realpath "$KTREE")"
 }
 
 # coverage_make_one OUT SCENARIO I/N [VAR=value...]: one run of make
