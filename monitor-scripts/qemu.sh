@@ -42,6 +42,32 @@ accel_probe() {
 	rm -f "$out"
 }
 
+# qemu_boot_params ACCEL: kernel parameters that shorten a boot without
+# changing what it tests, into QEMU_BOOT_PARAMS. no_timer_check: the IOAPIC
+# timer test waits ten jiffies (70-100 ms under TCG). lpj=: each secondary
+# CPU calibrates its delay loop (no sibling in its package to copy it from:
+# one socket per CPU), 0.2-0.3 s under TCG; the value the boot CPU took
+# from the TSC on an earlier boot on this host (qemu_learn_lpj) is given.
+qemu_boot_params() {
+	local lpj
+	QEMU_BOOT_PARAMS=no_timer_check
+	if read -r lpj 2>/dev/null <"$RIG_BUILD/lpj-$1" && [[ $lpj =~ ^[1-9][0-9]{3,11}$ ]]; then
+		QEMU_BOOT_PARAMS+=" lpj=$lpj"
+	fi
+}
+
+# qemu_learn_lpj ACCEL: after a boot that calibrated (no lpj= given), the
+# boot CPU's loops per jiffy from the console, for the next boots here.
+qemu_learn_lpj() {
+	[[ -s $RIG_BUILD/lpj-$1 ]] && return 0
+	local v
+	v=$(tail -c +"$((${CON_BOOT_OFF:-0} + 1))" "$RUN_DIR/console.log" |
+		grep -a -m1 -o 'Calibrating delay loop (skipped), value calculated using timer frequency.*(lpj=[0-9]*)' |
+		sed 's/.*(lpj=\([0-9]*\))$/\1/')
+	[[ $v =~ ^[1-9][0-9]{3,11}$ ]] || return 0
+	echo "$v" >"$RIG_BUILD/lpj-$1.$$" && mv -f "$RIG_BUILD/lpj-$1.$$" "$RIG_BUILD/lpj-$1"
+}
+
 # qemu_cmdline: the command line into QEMU_CMD (an array).
 qemu_cmdline() {
 	local accel=$1 kernel=$2 initrd=$3 append=$4

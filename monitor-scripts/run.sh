@@ -578,6 +578,7 @@ run_boot() {
 	fi
 	now_ms now
 	BOOT_READY_MS=$((now - QEMU_T0))
+	qemu_learn_lpj "$ACCEL_USED"
 	ktap "# guest $GUEST_RELEASE ready in $BOOT_READY_MS ms"
 	((GUEST_BLOCK_SIZE == BLOCK_BYTES)) ||
 		{ rig_error "guest memory blocks are $GUEST_BLOCK_SIZE bytes; scenarios assume $BLOCK_BYTES"; exit 2; }
@@ -665,7 +666,8 @@ run_scenario() {
 		die "ACCEL=kvm but /dev/kvm is not usable"
 	fi
 	RUN_DEADLINE=$((RUN_T0 + (${RUN_EXTRA_S:-0} + SC_TIMEOUT) * 1000))
-	qemu_cmdline "$ACCEL_USED" "$KIMAGE" "$INITRAMFS" "$RIG_BASE_CMDLINE rig.seed=$SEED${KVARIANT_CMDLINE:+ $KVARIANT_CMDLINE}${SC_CMDLINE:+ $SC_CMDLINE}"
+	qemu_boot_params "$ACCEL_USED"
+	qemu_cmdline "$ACCEL_USED" "$KIMAGE" "$INITRAMFS" "$RIG_BASE_CMDLINE $QEMU_BOOT_PARAMS rig.seed=$SEED${KVARIANT_CMDLINE:+ $KVARIANT_CMDLINE}${SC_CMDLINE:+ $SC_CMDLINE}"
 	# the device kinds present from boot
 	vmem_qemu_args
 	ktap "# scenario $SCENARIO seed $SEED kernel ${KRELEASE:-$KIMAGE} accel $ACCEL_USED"
