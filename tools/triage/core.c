@@ -758,18 +758,21 @@ static size_t syslog_len(struct str m)
 static uint64_t journal_probe_end = JOURNAL_PROBE_LINES;
 static uint64_t lines_seen;
 
-static size_t journal_host_len(struct str m)
+static __attribute__((noinline)) size_t journal_host_probe(struct str m)
 {
 	size_t i = 0;
 
-	if (lines_seen > journal_probe_end)
-		return 0;
 	while (i < m.n && i < 64 && (is_ident((unsigned char)m.p[i]) || m.p[i] == '-'))
 		i++;
 	if (!i || m.n - i < 9 || memcmp(m.p + i, " kernel: ", 9) != 0)
 		return 0;
 	journal_probe_end = lines_seen + JOURNAL_PROBE_LINES;
 	return i + 9;
+}
+
+static inline size_t journal_host_len(struct str m)
+{
+	return lines_seen > journal_probe_end ? 0 : journal_host_probe(m);
 }
 
 /*

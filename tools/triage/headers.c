@@ -24,6 +24,7 @@
  */
 struct anchor_ref {
 	const struct row *row;
+	uint64_t head, head_mask;	/* its first 8 bytes (fewer: masked), compared at once */
 	unsigned short len;	/* of the anchor */
 	unsigned char key_off;	/* where its key pair is */
 };
@@ -35,6 +36,21 @@ static uint64_t pair_bits[65536 / 64];
 static unsigned char anchor_next[MAX_ANCHORS];	/* 1 + next with the same key pair */
 static unsigned nanchors;
 static unsigned char start_first[256];		/* anchors with no rare byte, by first byte */
+
+/*
+ * A long chain ("G:" holds every "BUG: " and "WARNING: " anchor) is also
+ * kept split by the byte SPLIT_AT after the start of its key pair ("BUG: k",
+ * "WARNING: C"): one list per byte value, in the chain's order, each with
+ * the anchors too short to reach that byte.  A line then compares a few
+ * anchors, not forty.
+ */
+#define SPLIT_MIN	8
+#define MAX_SPLITS	8
+#define SPLIT_AT	3
+static unsigned char pair_split[65536];		/* 1 + index of its split, 0: none */
+static unsigned short split_list[MAX_SPLITS][256];	/* where each byte's list starts in split_pool */
+static unsigned char split_pool[1 << 14];	/* lists of 1 + anchor index, each ending in 0 */
+static unsigned nsplits, split_used;
 
 static int is_rare(unsigned char c)
 {
@@ -55,16 +71,65 @@ static int pair_score(unsigned char a, unsigned char b)
 	return sc + 1;
 }
 
+/* Is anchor a in the list of byte b (b < 0: the bytes no anchor of its chain has there)? */
+static int in_split(const struct anchor_ref *a, int b)
+{
+	if (a->key_off + SPLIT_AT >= a->len)
+		return 1;
+	return b >= 0 && (unsigned char)a->row->anchor[a->key_off + SPLIT_AT] == b;
+}
+
+/* Add the list of anchors of the chain at key that byte b lets through. */
+static unsigned short split_add(unsigned key, int b)
+{
+	unsigned short at = (unsigned short)split_used;
+	unsigned j;
+
+	for (j = pair_first[key]; j; j = anchor_next[j - 1])
+		if (in_split(&anchor_refs[j - 1], b))
+			split_pool[split_used++] = (unsigned char)j;
+	split_pool[split_used++] = 0;
+	return at;
+}
+
+static void split_chain(unsigned key)
+{
+	unsigned char used[256] = { 0 };
+	unsigned j, n = 0, wild = 0, nused = 0, b;
+	unsigned short others;
+
+	for (j = pair_first[key]; j; j = anchor_next[j - 1]) {
+		const struct anchor_ref *a = &anchor_refs[j - 1];
+
+		n++;
+		if (a->key_off + SPLIT_AT >= a->len) {
+			wild++;
+		} else if (!used[(unsigned char)a->row->anchor[a->key_off + SPLIT_AT]]) {
+			used[(unsigned char)a->row->anchor[a->key_off + SPLIT_AT]] = 1;
+			nused++;
+		}
+	}
+	/* each list holds the short anchors and a 0; the others are in one list each */
+	if (n < SPLIT_MIN || nsplits == MAX_SPLITS ||
+	    split_used + (wild + 1) * (nused + 1) + (n - wild) > sizeof(split_pool))
+		return;
+	others = split_add(key, -1);
+	for (b = 0; b < 256; b++)
+		split_list[nsplits][b] = used[b] ? split_add(key, (int)b) : others;
+	pair_split[key] = (unsigned char)++nsplits;
+}
+
 void headers_init(void)
 {
 	const struct family *f;
 	const struct row *r;
+	unsigned key, j;
 
 	for (f = families; f->name; f++) {
 		for (r = f->rows; r->anchor; r++) {
 			size_t l = strlen(r->anchor), i, best = 0;
 			int best_score = 0;
-			unsigned key;
+			unsigned char ones[8];
 
 			if (l < 2 || l > 255 || nanchors >= MAX_ANCHORS)
 				die_io("bad header table at '%s'", r->anchor);
@@ -77,8 +142,12 @@ void headers_init(void)
 					best = i;
 				}
 			}
-			anchor_refs[nanchors] = (struct anchor_ref){ r, (unsigned short)l,
+			anchor_refs[nanchors] = (struct anchor_ref){ r, 0, 0, (unsigned short)l,
 								   (unsigned char)best };
+			memset(ones, 0xff, sizeof(ones));
+			memset(ones + (l < 8 ? l : 8), 0, 8 - (l < 8 ? l : 8));
+			memcpy(&anchor_refs[nanchors].head_mask, ones, 8);
+			memcpy(&anchor_refs[nanchors].head, r->anchor, l < 8 ? l : 8);
 			if (!best_score) {
 				unsigned char c0 = (unsigned char)r->anchor[0];
 
@@ -93,6 +162,14 @@ void headers_init(void)
 			}
 			nanchors++;
 		}
+	}
+	for (j = 0; j < nanchors; j++) {
+		const struct anchor_ref *a = &anchor_refs[j];
+
+		key = (unsigned char)a->row->anchor[a->key_off] |
+		      (unsigned)(unsigned char)a->row->anchor[a->key_off + 1] << 8;
+		if ((pair_bits[key >> 6] >> (key & 63) & 1) && !pair_split[key])
+			split_chain(key);
 	}
 }
 
@@ -127,20 +204,48 @@ static inline int key_pair(struct str m, size_t i)
 	return (pair_bits[key >> 6] >> (key & 63)) & 1;
 }
 
+/*
+ * Is anchor a at m.p + s (which has room for it)?  Most anchors that share a
+ * key pair ("BUG: ", "WARNING: ") differ in their first 8 bytes: one load and
+ * a mask tell them apart, with no call to memcmp().  Reads up to 7 bytes
+ * past the message (see match_header()).
+ */
+static inline int anchor_at(const struct anchor_ref *a, struct str m, size_t s)
+{
+	uint64_t w;
+
+	memcpy(&w, m.p + s, 8);
+	return (w & a->head_mask) == a->head &&
+	       (a->len <= 8 || memcmp(m.p + s + 8, a->row->anchor + 8, a->len - 8u) == 0);
+}
+
+/* Anchor j (1-based) with its key pair at m.p + i: a candidate if it is there. */
+static inline void try_keyed(unsigned j, struct str m, size_t i, struct candidate *c,
+			     unsigned *nc)
+{
+	const struct anchor_ref *a = &anchor_refs[j - 1];
+	size_t s = i - a->key_off;
+
+	if (i < a->key_off || a->len > m.n - s || !anchor_at(a, m, s) || *nc == 16)
+		return;
+	c[(*nc)++] = (struct candidate){ s, a };
+}
+
 static void try_pair(struct str m, size_t i, struct candidate *c, unsigned *nc)
 {
 	unsigned key = (unsigned char)m.p[i] | (unsigned)(unsigned char)m.p[i + 1] << 8;
 	unsigned j;
 
-	for (j = pair_first[key]; j; j = anchor_next[j - 1]) {
-		const struct anchor_ref *a = &anchor_refs[j - 1];
-		size_t s = i - a->key_off;
+	if (pair_split[key] && i + SPLIT_AT < m.n) {
+		const unsigned char *l = split_pool +
+			split_list[pair_split[key] - 1][(unsigned char)m.p[i + SPLIT_AT]];
 
-		if (i < a->key_off || a->len > m.n - s || m.p[s] != a->row->anchor[0] ||
-		    memcmp(m.p + s, a->row->anchor, a->len) != 0 || *nc == 16)
-			continue;
-		c[(*nc)++] = (struct candidate){ s, a };
+		for (; *l; l++)
+			try_keyed(*l, m, i, c, nc);
+		return;
 	}
+	for (j = pair_first[key]; j; j = anchor_next[j - 1])
+		try_keyed(j, m, i, c, nc);
 }
 
 static void try_start(struct str m, size_t s, struct candidate *c, unsigned *nc)
@@ -152,7 +257,7 @@ static void try_start(struct str m, size_t s, struct candidate *c, unsigned *nc)
 	for (j = start_first[(unsigned char)m.p[s]]; j && *nc < 16; j = anchor_next[j - 1]) {
 		const struct anchor_ref *a = &anchor_refs[j - 1];
 
-		if (a->len <= m.n - s && memcmp(m.p + s, a->row->anchor, a->len) == 0)
+		if (a->len <= m.n - s && anchor_at(a, m, s))
 			c[(*nc)++] = (struct candidate){ s, a };
 	}
 }
@@ -198,7 +303,8 @@ const struct row *match_header(struct str m, struct header *h)
 				try_start(m, i + 2, c, &nc);
 		}
 	}
-	try_start(m, 0, c, &nc);
+	if (start_first[(unsigned char)m.p[0]])
+		try_start(m, 0, c, &nc);
 	if (!nc)
 		return NULL;
 	if (nc > 1)

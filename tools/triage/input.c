@@ -20,6 +20,23 @@
 
 #define READ_CHUNK	(1u << 17)	/* input buffer: stays in the cache (1 MiB costs 2-4% more here) */
 #define LINE_MAX_LEN	8192		/* longer lines are cut */
+/*
+ * A mapped log comes from memory, not the cache, and the work on each line
+ * leaves the hardware prefetcher behind: asking for the bytes 2 KiB ahead
+ * saves 5% of the time on 100 MB (1 and 8 KiB do about as well).
+ */
+#define PREFETCH_AHEAD	2048
+
+#ifdef __SSE2__
+static inline uint64_t eol16(const char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i e = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
+				 _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
+
+	return (uint16_t)_mm_movemask_epi8(e);
+}
+#endif
 
 /*
  * Bit i set when p[i] ends a line (\n or \r), for the n <= 64 bytes at p
@@ -31,14 +48,8 @@ static uint64_t eol_mask(const char *p, size_t n)
 {
 	uint64_t m = 0;
 #ifdef __SSE2__
-	const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
-
-	for (int k = 0; k < 4; k++) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
-		__m128i e = _mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr));
-
-		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(e) << (16 * k);
-	}
+	/* written out: gcc -O2 keeps a loop here, with a shift by a variable count */
+	m = eol16(p) | eol16(p + 16) << 16 | eol16(p + 32) << 32 | eol16(p + 48) << 48;
 #else
 	for (size_t i = 0; i < 64; i++)
 		m |= (uint64_t)(p[i] == '\n' || p[i] == '\r') << i;
@@ -70,6 +81,8 @@ static size_t split_lines(const char *buf, size_t pos, size_t end, uint64_t base
 
 	for (blk = pos & ~(size_t)63; blk < end; blk += 64) {
 		uint64_t mask = eol_mask(buf + blk, end - blk < 64 ? end - blk : 64);
+
+		__builtin_prefetch(buf + blk + PREFETCH_AHEAD);	/* never faults */
 
 		if (pos > blk)
 			mask &= ~UINT64_C(0) << (pos - blk);

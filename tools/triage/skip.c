@@ -16,29 +16,43 @@
  * Name patterns: "^x" a prefix, "x$" a suffix, "^x$" the whole name, else a
  * part of it (as syzkaller's skip patterns, which are unanchored regexps).
  */
-static int pat_match(const char *pat, struct str name)
+struct pat {
+	const char *core;	/* without ^ and $ */
+	size_t len;
+	unsigned char head, tail;
+};
+
+static struct pat pat_parse(const char *pat)
 {
 	size_t l = strlen(pat);
-	int head = pat[0] == '^', tail = l > 1 && pat[l - 1] == '$';
-	const char *core = pat + head;
-	size_t cl = l - (size_t)head - (size_t)tail;
+	struct pat p = { pat, l, pat[0] == '^', l > 1 && pat[l - 1] == '$' };
 
-	if (cl > name.n)
+	p.core += p.head;
+	p.len -= (size_t)p.head + p.tail;
+	return p;
+}
+
+static int pat_hit(const struct pat *p, struct str name)
+{
+	if (p->len > name.n)
 		return 0;
-	if (head && tail)
-		return cl == name.n && memcmp(core, name.p, cl) == 0;
-	if (head)
-		return memcmp(core, name.p, cl) == 0;
-	if (tail)
-		return memcmp(core, name.p + name.n - cl, cl) == 0;
-	return find_n(name, core, cl) != NULL;
+	if (p->head && p->tail)
+		return p->len == name.n && memcmp(p->core, name.p, p->len) == 0;
+	if (p->head)
+		return memcmp(p->core, name.p, p->len) == 0;
+	if (p->tail)
+		return memcmp(p->core, name.p + name.n - p->len, p->len) == 0;
+	return find_n(name, p->core, p->len) != NULL;
 }
 
 int name_matches(const char *const *pats, struct str name)
 {
-	for (; pats && *pats; pats++)
-		if (pat_match(*pats, name))
+	for (; pats && *pats; pats++) {
+		struct pat p = pat_parse(*pats);
+
+		if (pat_hit(&p, name))
 			return 1;
+	}
 	return 0;
 }
 
@@ -197,11 +211,50 @@ static struct memo {
 } *memo;
 static unsigned memo_used;
 
+#define NCLASSES (sizeof(skip_classes) / sizeof(skip_classes[0]))
+
+/* The class patterns parsed once: every new frame name is tried against all of them. */
+static struct pat *class_pats[NCLASSES];
+
 void frames_init(void)
 {
+	size_t k, n;
+
 	memo = calloc(MEMO_SIZE, sizeof(*memo));
 	if (!memo)
 		die_io("out of memory");
+	for (k = 0; k < NCLASSES; k++) {
+		for (n = 0; skip_classes[k].pats[n]; n++)
+			;
+		class_pats[k] = xmalloc((n + 1) * sizeof(struct pat));
+		for (n = 0; skip_classes[k].pats[n]; n++)
+			class_pats[k][n] = pat_parse(skip_classes[k].pats[n]);
+		class_pats[k][n].core = NULL;
+	}
+}
+
+/*
+ * The bytes a name holds, as a set: a pattern whose first or last byte is
+ * not in it cannot match, and most patterns are ruled out so without a search.
+ */
+struct byte_set {
+	uint64_t w[4];
+};
+
+static inline int in_set(const struct byte_set *b, char c)
+{
+	return (b->w[(unsigned char)c >> 6] >> ((unsigned char)c & 63)) & 1;
+}
+
+static int class_matches(size_t k, struct str name, const struct byte_set *b)
+{
+	const struct pat *p;
+
+	for (p = class_pats[k]; p->core; p++)
+		if ((!p->len || (in_set(b, p->core[0]) && in_set(b, p->core[p->len - 1]))) &&
+		    pat_hit(p, name))
+			return 1;
+	return 0;
 }
 
 /* Cheap hash for function names: their length, head and tail. */
@@ -220,6 +273,7 @@ unsigned frame_classes(struct str name)
 {
 	unsigned cls = 0, h = 0, i;
 	size_t k;
+	struct byte_set b = { { 0, 0, 0, 0 } };
 	int memoize = name.n < MEMO_NAME;
 
 	if (memoize) {
@@ -230,8 +284,10 @@ unsigned frame_classes(struct str name)
 			h = (h + 1) & (MEMO_SIZE - 1);
 		}
 	}
-	for (k = 0; k < sizeof(skip_classes) / sizeof(skip_classes[0]); k++)
-		if (name_matches(skip_classes[k].pats, name))
+	for (k = 0; k < name.n; k++)
+		b.w[(unsigned char)name.p[k] >> 6] |= UINT64_C(1) << ((unsigned char)name.p[k] & 63);
+	for (k = 0; k < NCLASSES; k++)
+		if (class_matches(k, name, &b))
 			cls |= skip_classes[k].cls;
 	if (memoize && memo_used < MEMO_SIZE * 3 / 4) {
 		/* h is the free slot the lookup stopped at */

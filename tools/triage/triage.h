@@ -51,10 +51,15 @@ static inline struct str skip_ws(struct str s)
 	return s;
 }
 
+/*
+ * [a-zA-Z0-9_.$], by a table: symbol names are scanned a byte at a time on
+ * every frame, and range tests branch differently on each class of byte.
+ */
+extern const unsigned char ident_bytes[256];
+
 static inline int is_ident(int c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '$';
+	return ident_bytes[(unsigned char)c];
 }
 
 static inline int is_hex(int c)
