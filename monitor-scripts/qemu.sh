@@ -61,9 +61,12 @@ qemu_boot_params() {
 qemu_learn_lpj() {
 	[[ -s $RIG_BUILD/lpj-$1 ]] && return 0
 	local v
+	# Every stage reads to the end: "grep -m1" left tail writing into a
+	# closed pipe, and under pipefail that SIGPIPE ended the first run on
+	# a new machine ("the runner stopped unexpectedly").
 	v=$(tail -c +"$((${CON_BOOT_OFF:-0} + 1))" "$RUN_DIR/console.log" |
-		grep -a -m1 -o 'Calibrating delay loop (skipped), value calculated using timer frequency.*(lpj=[0-9]*)' |
-		sed 's/.*(lpj=\([0-9]*\))$/\1/')
+		grep -a -o 'Calibrating delay loop (skipped), value calculated using timer frequency.*(lpj=[0-9]*)' |
+		sed -n '1s/.*(lpj=\([0-9]*\))$/\1/p')
 	[[ $v =~ ^[1-9][0-9]{3,11}$ ]] || return 0
 	echo "$v" >"$RIG_BUILD/lpj-$1.$$" && mv -f "$RIG_BUILD/lpj-$1.$$" "$RIG_BUILD/lpj-$1"
 }
