@@ -61,6 +61,7 @@ help:
 	@echo '  SERIES=0|1            apply kernel-series/ (default 1; 0 with KERNEL_SRC)'
 	@echo '  CHECKS=0              skip the per-step checks (for timing)'
 	@echo '  RESTORE=boot          a sweep restarts its guest by booting, not from the ready snapshot'
+	@echo '  COVERAGE_BOOT=0       VARIANT=coverage counts from the ready guest on, not from boot'
 	@echo '  JOBS=n                kernel build jobs (default: nproc)'
 	@echo '  V=1                   show kernel build commands'
 	@echo '  LOG=file              console log for make triage'

@@ -28,19 +28,27 @@ coverage_kernel() {
 	[[ -n ${KCONFIG:-} ]] && grep -qx 'CONFIG_GCOV_KERNEL=y' "$KCONFIG"
 }
 
-# coverage_run_start: zero the counters, so the run measures itself (boot
-# code is not what a scenario reaches). Called once the guest answers; 1
-# with COVERAGE_ERROR when the rig could not.
+# coverage_run_start: called once the guest answers. Each run boots its
+# own kernel, whose counters start at zero, so the boot is part of what the
+# run measures (the boot-time injection scenarios reach nothing else); with
+# COVERAGE_BOOT=0 the counters are zeroed here, so that only the scenario's
+# steps count. After a restart they are always zeroed: a snapshot's
+# counters were already fetched with the boot they came from. 1 with
+# COVERAGE_ERROR when the rig could not.
 coverage_run_start() {
 	((${COVERAGE_RESTARTED:-0})) || COVERAGE_ARMED=0
 	coverage_kernel || return 0
-	if ! agent_call gcov-reset; then
+	if ((${COVERAGE_RESTARTED:-0} || ! ${COVERAGE_BOOT:-1})) && ! agent_call gcov-reset; then
 		COVERAGE_ERROR="coverage: cannot reset the guest's gcov counters: ${AGENT_OUT[*]}"
 		return 1
 	fi
 	COVERAGE_ARMED=1
 	((${COVERAGE_RESTARTED:-0})) && return 0
-	ktap "# coverage: gcov counters reset; collected into coverage/ at the end"
+	if ((${COVERAGE_BOOT:-1})); then
+		ktap "# coverage: gcov counting from boot; collected into coverage/ at the end"
+	else
+		ktap "# coverage: gcov counters reset once the guest answered; collected into coverage/ at the end"
+	fi
 }
 
 coverage_error() {

@@ -109,6 +109,7 @@ check_bad_input() {
 	bad_input "a size that would wrap" "maxmem=16777217T is not a size" "$RIG" run "$ROOT/tests/parse/bad-wrap.scenario"
 	bad_input "SEED beyond 10^15" "SEED=99999999999999999 is not a number" "$RIG" run smoke SEED=99999999999999999
 	bad_input "RESTORE other than snapshot or boot" "RESTORE=disk: use snapshot or boot" "$RIG" run smoke RESTORE=disk
+	bad_input "COVERAGE_BOOT other than 0 or 1" "COVERAGE_BOOT=yes: use 1" "$RIG" run smoke COVERAGE_BOOT=yes
 	# values from make's command line are data: no shell reads them
 	rm -f "$TMP/injected"
 	bad_input "make: a ; in SCENARIO is part of the name" "unknown scenario 'nosuch;touch" \
