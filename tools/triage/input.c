@@ -48,17 +48,82 @@ static uint64_t eol_mask(const char *p, size_t n)
 	return n < 64 ? m & ((UINT64_C(1) << n) - 1) : m;
 }
 
-static inline void one_line(const char *p, size_t l, uint64_t off, uint64_t *lineno)
-{
-	if (l > LINE_MAX_LEN)
-		l = LINE_MAX_LEN;
-	process_line(p, l, off, ++*lineno);
-}
-
 struct splitter {
 	uint64_t lineno;
 	int after_cr;		/* the last line ended with \r: a \n next is its */
+	struct pass pass;	/* what the core lets pass, as of the last line it had */
+	unsigned passed;	/* lines passed in PASS_COUNT and not yet told */
+	uint64_t frames;	/* plain frame lines passed */
 };
+
+/*
+ * "[   12.345678]  frame+0x1/0x2", the commonest line: process_line() lets
+ * it by outside a report and in a trace whose culprit is known (not
+ * counting it as a line the journal probe sees).
+ */
+static inline int plain_frame_line(const char *q, size_t l)
+{
+	return l > 17 && q[15] == ' ' && q[16] != ' ' && q[16] != '<' && q[13] == ']' &&
+	       q[6] == '.' && q[0] == '[' && q[14] == ' ';
+}
+
+/* "[   12.345678] msg": strip_prefix() takes the stamp and nothing else (see scan.c). */
+static inline int stamped(const char *q, size_t l)
+{
+	return l > 14 && q[0] == '[' && q[6] == '.' && q[13] == ']' && q[14] == ' ' &&
+	       q[12] >= '0' && q[12] <= '9';
+}
+
+/*
+ * May the core go without this line (core_pass())?  A line without a stamp
+ * is always handed in: only the core knows where its message starts.
+ */
+static int may_pass(struct splitter *sp, const char *q, size_t l)
+{
+	struct pass *p = &sp->pass;
+
+	if ((p->mode == PASS_FRAMES || p->mode == PASS_IDLE) && plain_frame_line(q, l)) {
+		sp->frames++;
+		return 1;
+	}
+	switch (p->mode) {
+	case PASS_FRAMES:
+		/* "RAX: ...", "Code: ...": user space's registers at the end of a trace */
+		return stamped(q, l) && l <= LINE_MAX_LEN &&
+		       trace_reg_line((struct str){ q + 15, l - 15 });
+	case PASS_IDLE:
+		if (!stamped(q, l) || l > LINE_MAX_LEN)
+			return 0;
+		/* a message that starts blank is a frame or a register line */
+		return l == 15 || q[15] == ' ' || q[15] == '\t' ||
+		       (!scan_start(q + 15, l - 15, 0) && !scan_rare(q + 15, l - 15, 0));
+	case PASS_COUNT:
+		if (!p->budget || !stamped(q, l) || l > LINE_MAX_LEN ||
+		    (p->pages_end && l > 30 && memcmp(q + l - 15, " pages reserved", 15) == 0))
+			return 0;
+		if (l > 15 && (q[15] == ' ' || q[15] == '\t') ? scan_blank(q + 15, l - 15) :
+		    scan_start(q + 15, l - 15, 1) || scan_rare(q + 15, l - 15, 1))
+			return 0;
+		p->budget--;
+		sp->passed++;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A line the core must have: first the lines it let pass, then this one. */
+static void hand_in(struct splitter *sp, const char *p, size_t l, uint64_t off)
+{
+	if (sp->passed) {
+		core_passed(sp->passed);
+		sp->passed = 0;
+	}
+	if (l > LINE_MAX_LEN)
+		l = LINE_MAX_LEN;
+	process_line(p, l, off, ++sp->lineno, sp->frames);
+	core_pass(&sp->pass);
+}
 
 /*
  * Hand every complete line of buf[pos, end) to the core; buf[0] is at file
@@ -87,19 +152,10 @@ static size_t split_lines(const char *buf, size_t pos, size_t end, uint64_t base
 				continue;
 			}
 			sp->after_cr = buf[eol] == '\r';
-			/*
-			 * The commonest line, "[   12.345678]  frame+0x1/0x2",
-			 * needs no parsing outside a report or in a trace whose
-			 * culprit is known (see process_line()).
-			 */
-			if (!keep_text && eol - pos > 17 && q[15] == ' ' && q[16] != ' ' &&
-			    q[16] != '<' && q[13] == ']' && q[6] == '.' && q[0] == '[' &&
-			    q[14] == ' ' && fast_skip_ok()) {
+			if (may_pass(sp, q, eol - pos))
 				sp->lineno++;
-				pos = eol + 1;
-				continue;
-			}
-			one_line(buf + pos, eol - pos, base + pos, &sp->lineno);
+			else
+				hand_in(sp, q, eol - pos, base + pos);
 			pos = eol + 1;
 		}
 	}
@@ -131,16 +187,17 @@ void scan(int fd)
 	char *buf;
 	size_t start = 0, end = 0, n;
 	uint64_t base = 0;		/* file offset of buf[0] */
-	struct splitter sp = { 0, 0 };
+	struct splitter sp = { 0 };
 	int eof = 0;
 
+	core_pass(&sp.pass);
 	buf = xmalloc(READ_CHUNK + 64);
 	memset(buf, 0, READ_CHUNK + 64);
 	while (!eof || start < end) {
 		start = split_lines(buf, start, end, base, &sp);
 		if (end - start >= LINE_MAX_LEN || (eof && start < end)) {
 			/* an overlong line (its rest comes as lines of its own) or the last one */
-			one_line(buf + start, end - start, base + start, &sp.lineno);
+			hand_in(&sp, buf + start, end - start, base + start);
 			sp.after_cr = 0;
 			start = end;
 		}
@@ -155,6 +212,8 @@ void scan(int fd)
 			eof = 1;
 		end += n;
 	}
+	if (sp.passed)
+		core_passed(sp.passed);
 	core_finish();
 	free(buf);
 }
