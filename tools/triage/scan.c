@@ -14,8 +14,10 @@
  * headers.c) is found anywhere in the message by the three bytes that end
  * at its rare byte, "de:" of "invalid opcode: ": a pair such as "e:" would
  * send every register dump's "Code:" line to ten patterns.  One without is
- * found by its first two bytes where the message starts (after blanks) or
- * after a rare byte and a space, the only places the core looks for it.
+ * found by its first two bytes where the message starts or after a rare
+ * byte and a space, the only places the core looks for it; in a report's
+ * message that starts blank, only the first two bytes after the blanks of
+ * every pattern a report has are looked for (scan_blank()).
  */
 #include <string.h>
 
@@ -31,7 +33,7 @@ struct spat {
 
 #define MAX_SPATS 192
 static struct spat spats[MAX_SPATS];
-static unsigned char spat_next[MAX_SPATS];	/* 1 + next with the same key pair */
+static unsigned char spat_next[MAX_SPATS];	/* 1 + next with the same key */
 static unsigned nspats;
 static unsigned char key_first[65536];		/* 1 + first with this key, 0: none */
 static uint64_t key_bits[65536 / 64];
@@ -116,7 +118,6 @@ static void add(const char *s, int report)
 
 	if (l < 2 || l > 255 || nspats >= MAX_SPATS)
 		die_io("bad scan pattern '%s'", s);
-
 	if (key < 0) {
 		k = pair16(s);
 		start_bits[1][k >> 6] |= UINT64_C(1) << (k & 63);
