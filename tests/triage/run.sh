@@ -220,9 +220,9 @@ t_headers() {
 	((count > 0))
 }
 
-# A log of a MiB or more is mapped, not read: the same titles, counts and
-# offsets as through a pipe, with a line cut by the 64-byte tail the map
-# leaves to the buffer somewhere in it.
+# A log of many read buffers: the same titles, counts and offsets from the
+# file as through a pipe (whose reads end elsewhere), and a last line
+# without its line end.
 t_mapped() {
 	local exp big=$work/big.log
 	: >"$big"
@@ -233,7 +233,7 @@ t_mapped() {
 	done
 	printf '%s' '[   99.000000] WARNING: CPU: 0 PID: 1 at mm/x.c:1 f+0x1/0x2' >>"$big"
 	"$triage" -j "$work/map.json" "$big" >"$work/map.out" || true
-	# shellcheck disable=SC2002 # a pipe, not a redirected file: that would be mapped too
+	# shellcheck disable=SC2002 # a pipe, whose reads end elsewhere than a file's
 	cat "$big" | "$triage" -j "$work/pipe.json" - >"$work/pipe.out" || true
 	[[ -s $work/map.out ]] && cmp "$work/map.out" "$work/pipe.out" &&
 		cmp "$work/map.json" "$work/pipe.json"

@@ -51,6 +51,7 @@ static struct {
 	int task_open;		/* <TASK> seen, </TASK> not yet */
 	int phase_lines;	/* lines in the current phase */
 	int has_hw, has_mod;
+	int body_wants;		/* the row's body hook may still find something */
 	char *buf;		/* the report's own lines */
 	size_t len;
 	unsigned nlines;
@@ -86,11 +87,6 @@ unsigned ntitles;
 unsigned long overflow_count;
 static unsigned *title_hash;		/* index + 1, 0 = empty */
 #define TITLE_HASH (MAX_TITLES * 2)
-
-int fast_skip_ok(void)
-{
-	return !R.row || (R.trace == TR_IN && R.blame[0]);
-}
 
 /* ---- titles -------------------------------------------------------------- */
 
@@ -396,6 +392,7 @@ static void open_report(const struct row *row, const struct header *h, uint64_t 
 	cur.task_open = 0;
 	cur.phase_lines = 0;
 	cur.has_hw = cur.has_mod = 0;
+	cur.body_wants = row->body != NULL;
 	cur.len = 0;
 	cur.nlines = 0;
 	cur.truncated = 0;
@@ -433,6 +430,7 @@ static void merge_header(const struct row *row, const struct header *h)
 			R.title = h->title ? h->title : row->title;
 		}
 		R.row = row;
+		cur.body_wants = row->body != NULL;
 		R.skip_also = h->skip_also ? h->skip_also : row->skip_also;
 		R.at_armed = !row->at_after;
 		cur.warn_cpu = h->cpu;
@@ -476,6 +474,23 @@ static int is_reg_line(struct str s)
 				   (s.p[i] >= '0' && s.p[i] <= '9') || s.p[i] == '_'))
 		i++;
 	return i >= 2 && i < s.n && s.p[i] == ':';
+}
+
+/*
+ * A message that starts as a register line of x86 ("RAX: ...", "Code: ...")
+ * and not as a header: a report's register lines take no header search.
+ */
+static int reg_start(struct str m)
+{
+	return m.n > 4 && m.p[0] >= 'A' && m.p[0] <= 'Z' && m.p[0] != 'B' && m.p[0] != 'I' &&
+	       m.p[0] != 'W' && m.p[0] != 'K' && m.p[0] != 'P' && m.p[0] != 'U' &&
+	       m.p[0] != 'V' && is_reg_line(m);
+}
+
+/* A register line that process_line() lets by in a trace: all but the "RIP: " one. */
+int trace_reg_line(struct str m)
+{
+	return reg_start(m) && !has_prefix(m, "RIP: ");
 }
 
 /* arm64 register lines: "x29: ffff80000a2b3c40 x28: ...", "sp : ffff..." */
@@ -655,7 +670,7 @@ static void report_line(struct str m, const char *line, size_t len)
 	if (trace_line(m))
 		return;
 	if (row->body)
-		row->body(&R, m);
+		cur.body_wants = row->body(&R, m);
 	if (R.trace == TR_NONE && m.n > 5 && m.p[0] == 'C' && has_prefix(m, "CPU: ")) {
 		long c = num_after(m, "CPU: "), p = num_after(m, " PID: ");
 
@@ -695,12 +710,20 @@ static int open_report_unfinished(void)
 	return R.trace == TR_NONE && (R.row->flags & F_NEEDS_FUNC);
 }
 
+const char *const boot_starts[] = {
+	"Linux version ", "SeaBIOS (version", "Booting the kernel", "Decompressing Linux",
+	"Booting Linux on physical CPU", NULL
+};
+
 /* A new boot: whatever report is open was cut off by the reboot. */
 static int boot_line(struct str m)
 {
-	return has_prefix(m, "Linux version ") || has_prefix(m, "SeaBIOS (version") ||
-	       has_prefix(m, "Booting the kernel") || has_prefix(m, "Decompressing Linux") ||
-	       has_prefix(m, "Booting Linux on physical CPU");
+	const char *const *b;
+
+	for (b = boot_starts; *b; b++)
+		if (has_prefix(m, *b))
+			return 1;
+	return 0;
 }
 
 /* Length of a "[   12.345678]" printk time stamp at s, or 0. */
@@ -752,11 +775,13 @@ static size_t syslog_len(struct str m)
  * "host kernel: ", or 0.  Looking costs a tenth of the time a console line
  * takes, so it is done only where a journal can start: the first lines of
  * the log, after journalctl's own "-- ..." lines and after a line that had
- * the prefix.
+ * the prefix.  Counted in lines other than the plain frame lines, which
+ * the input passes over (every line that holds " kernel: " reaches the
+ * core: see scan.c).
  */
 #define JOURNAL_PROBE_LINES 100
 static uint64_t journal_probe_end = JOURNAL_PROBE_LINES;
-static uint64_t lines_seen;
+static uint64_t lines_seen;		/* of the line at hand */
 
 static __attribute__((noinline)) size_t journal_host_probe(struct str m)
 {
@@ -837,11 +862,15 @@ static struct str strip_prefix(struct str m)
 static void other_line(struct str m, const char *line, size_t len, uint64_t off,
 		       uint64_t lineno);
 
-void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno)
+/*
+ * Line number lineno, at byte off; frames: the plain frame lines passed
+ * over before it (input.c), which the journal probe does not count.
+ */
+void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno, uint64_t frames)
 {
 	struct str m;
 
-	lines_seen++;
+	lines_seen = lineno - frames;
 	m = strip_prefix((struct str){ line, len });
 
 	if (m.n >= 5 && m.p[0] == 'r' && memcmp(m.p, "rig: ", 5) == 0 &&
@@ -872,9 +901,7 @@ void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno)
 		report_line(m, line, len);
 		return;
 	}
-	if (R.row && m.n > 4 && m.p[0] >= 'A' && m.p[0] <= 'Z' && m.p[0] != 'B' &&
-	    m.p[0] != 'I' && m.p[0] != 'W' && m.p[0] != 'K' && m.p[0] != 'P' && m.p[0] != 'U' &&
-	    m.p[0] != 'V' && is_reg_line(m)) {
+	if (R.row && reg_start(m)) {
 		if (R.trace == TR_IN && !has_prefix(m, "RIP: ")) {
 			keep_line(line, len);
 			return;
@@ -940,10 +967,52 @@ static __attribute__((noinline)) void other_line(struct str m, const char *line,
 		close_report();
 }
 
+/*
+ * Which lines the input may pass over without handing them in, now (see
+ * input.c and scan.c).  Outside a report, any line that holds no pattern of
+ * scan.c.  In a trace whose culprit is known, the frame lines that
+ * process_line() would let by.  Before or after the trace of a report whose
+ * title can no longer change but by a line with a pattern (its body hook
+ * done or looking only at its body_starts, no "at:" or bare trace awaited),
+ * lines without a pattern, as long as they do not reach the report's line
+ * limit: each passed line only counts towards it.
+ */
+void core_pass(struct pass *p)
+{
+	const struct row *row = R.row;
+
+	p->budget = 0;
+	p->pages_end = 0;
+	if (keep_text) {
+		p->mode = PASS_NONE;
+	} else if (!row) {
+		p->mode = PASS_IDLE;
+	} else if (R.trace == TR_IN) {
+		p->mode = R.blame[0] ? PASS_FRAMES : PASS_NONE;
+	} else if ((cur.body_wants && !row->body_starts) || (row->flags & F_PENDING) ||
+		   (R.trace == TR_NONE && ((row->flags & F_BARE_TRACE) ||
+					   (row->from == FROM_AT && !R.blame[0])))) {
+		p->mode = PASS_NONE;
+	} else {
+		int limit = R.trace == TR_NONE ? row->hdr_max : row->tail;
+
+		p->mode = cur.phase_lines < limit ? PASS_COUNT : PASS_NONE;
+		p->budget = cur.phase_lines < limit ? (unsigned)(limit - cur.phase_lines) : 0;
+		p->pages_end = R.trace == TR_DONE && (row->flags & F_PAGES_END);
+	}
+}
+
+/* n lines were passed over in PASS_COUNT: they count as the report's. */
+void core_passed(unsigned n)
+{
+	cur.phase_lines += (int)n;
+}
+
 void core_init(void)
 {
 	frames_init();
 	headers_init();
+	scan_init();
 	if (keep_text)
 		cur.buf = xmalloc(REPORT_BYTES);
 	titles = calloc(MAX_TITLES, sizeof(*titles));

@@ -26,20 +26,23 @@ static int parse_rig(struct header *h)
 }
 
 /* fail_dump: "name failslab, interval 1, probability 0, space 0, times 1" */
-static void injection_body(struct report *r, struct str m)
+static int injection_body(struct report *r, struct str m)
 {
 	size_t i = 0;
 
 	if (r->fault[0] || !has_prefix(m, "name "))
-		return;
+		return !r->fault[0];
 	m = skip_n(m, 5);
 	while (i < m.n && m.p[i] != ',' && m.p[i] != ' ')
 		i++;
 	/* no debugfs dentry yet: the stack names it (fault_from_frame()) */
 	if (i == 6 && !memcmp(m.p, "(null)", 6))
-		return;
+		return 1;
 	copy_clean(r->fault, sizeof(r->fault), m.p, i);
+	return !r->fault[0];
 }
+
+static const char *const injection_starts[] = { "name ", NULL };
 
 #define ALLOC(a, t) { .anchor = a, .title = t, .from = FROM_STACK, \
 	.flags = F_NEEDS_FUNC | F_EXCUSABLE | F_PAGES_END, .skip = SK_BASE, \
@@ -54,7 +57,8 @@ const struct row fam_injection[] = {
 	  .title = "SLUB: Unable to allocate memory", .flags = F_EXCUSABLE | F_NO_TRACE },
 	{ .anchor = "FAULT_INJECTION: forcing a failure",
 	  .title = "FAULT_INJECTION: forcing a failure in %f", .from = FROM_STACK,
-	  .flags = F_INJECTION, .skip = SK_BASE, .body = injection_body, .hdr_max = 6 },
+	  .flags = F_INJECTION, .skip = SK_BASE, .body = injection_body,
+	  .body_starts = injection_starts, .hdr_max = 6 },
 	{ .anchor = "rig: FAIL ", .title = "rig: %h", .parse = parse_rig, .flags = F_NO_TRACE },
 	{ NULL },
 };

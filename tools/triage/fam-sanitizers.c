@@ -90,19 +90,23 @@ static int parse_ubsan(struct header *h)
 }
 
 /* KASAN's access: "Read of size 8 at addr ...", "Write at addr ..." (tag-based) */
-static void kasan_body(struct report *r, struct str m)
+static int kasan_body(struct report *r, struct str m)
 {
 	if (r->access[0] || !m.n || (m.p[0] != 'R' && m.p[0] != 'W'))
-		return;
+		return !r->access[0];
 	if (has_prefix(m, "Read of size") || has_prefix(m, "Read at addr"))
 		strcpy(r->access, "Read");
 	else if (has_prefix(m, "Write of size") || has_prefix(m, "Write at addr"))
 		strcpy(r->access, "Write");
+	return !r->access[0];
 }
+
+static const char *const kasan_starts[] = { "Read ", "Write ", NULL };
 
 const struct row fam_sanitizers[] = {
 	{ .anchor = "BUG: KASAN: ", .title = "KASAN: %h %a in %f", .from = FROM_STACK,
-	  .parse = parse_kasan, .body = kasan_body, .flags = F_NEEDS_FUNC | F_RULE_END,
+	  .parse = parse_kasan, .body = kasan_body, .body_starts = kasan_starts,
+	  .flags = F_NEEDS_FUNC | F_RULE_END,
 	  .skip = SK_BASE, .skip_also = kasan_skip, .hdr_max = 30, .tail = 120 },
 	{ .anchor = "BUG: KFENCE: ", .title = "KFENCE: %h in %f", .from = FROM_STACK,
 	  .parse = parse_kfence, .flags = F_NEEDS_FUNC | F_RULE_END | F_BARE_TRACE,

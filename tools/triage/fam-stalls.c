@@ -41,18 +41,21 @@ static int parse_task(struct header *h)
  * lock or in atomic context.  "     last function: %ps" names it; the stack
  * is only the worker's own.
  */
-static void leaked_body(struct report *r, struct str m)
+static int leaked_body(struct report *r, struct str m)
 {
 	size_t i = 0;
 
 	m = skip_ws(m);
 	if (r->blame[0] || !has_prefix(m, "last function: "))
-		return;
+		return !r->blame[0];
 	m = skip_n(m, 15);	/* %ps: a bare name, maybe ".cold" or " [module]" after it */
 	while (i < m.n && is_ident((unsigned char)m.p[i]) && m.p[i] != '.')
 		i++;
 	copy_clean(r->blame, sizeof(r->blame), m.p, i);
+	return !r->blame[0];
 }
+
+static const char *const leaked_starts[] = { "last function: ", NULL };
 
 const struct row fam_stalls[] = {
 	{ .anchor = "INFO: rcu_", .title = "INFO: rcu detected stall in %f", .from = FROM_STALL,
@@ -69,6 +72,7 @@ const struct row fam_stalls[] = {
 	  .flags = F_NO_TRACE },
 	{ .anchor = "BUG: workqueue leaked lock or atomic",
 	  .title = "BUG: workqueue leaked lock or atomic in %f", .body = leaked_body,
+	  .body_starts = leaked_starts,
 	  .flags = F_NEEDS_FUNC, .hdr_max = 8 },
 	/* net/core/dev.c netdev_wait_allrefs: a device whose references never drop */
 	{ .anchor = "unregister_netdevice: waiting for",

@@ -7,9 +7,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "triage.h"
 
@@ -52,11 +49,6 @@ static unsigned short split_list[MAX_SPLITS][256];	/* where each byte's list sta
 static unsigned char split_pool[1 << 14];	/* lists of 1 + anchor index, each ending in 0 */
 static unsigned nsplits, split_used;
 
-static int is_rare(unsigned char c)
-{
-	return c == ':' || c == '!' || c == '>' || c == '#';
-}
-
 /* A key pair must hold a rare byte; one with a capital or '_' is seldom seen. */
 static int pair_score(unsigned char a, unsigned char b)
 {
@@ -69,6 +61,23 @@ static int pair_score(unsigned char a, unsigned char b)
 	if (a != ' ' && b != ' ')
 		sc += 2;
 	return sc + 1;
+}
+
+/* Where the best key pair of the l bytes at s starts; -1: they hold no rare byte. */
+static int key_pair_at(const char *s, size_t l)
+{
+	size_t i;
+	int best = -1, best_score = 0;
+
+	for (i = 0; i + 1 < l; i++) {
+		int sc = pair_score((unsigned char)s[i], (unsigned char)s[i + 1]);
+
+		if (sc > best_score) {
+			best_score = sc;
+			best = (int)i;
+		}
+	}
+	return best;
 }
 
 /* Is anchor a in the list of byte b (b < 0: the bytes no anchor of its chain has there)? */
@@ -127,28 +136,19 @@ void headers_init(void)
 
 	for (f = families; f->name; f++) {
 		for (r = f->rows; r->anchor; r++) {
-			size_t l = strlen(r->anchor), i, best = 0;
-			int best_score = 0;
+			size_t l = strlen(r->anchor);
+			int best = key_pair_at(r->anchor, l);
 			unsigned char ones[8];
 
 			if (l < 2 || l > 255 || nanchors >= MAX_ANCHORS)
 				die_io("bad header table at '%s'", r->anchor);
-			for (i = 0; i + 1 < l; i++) {
-				int sc = pair_score((unsigned char)r->anchor[i],
-						    (unsigned char)r->anchor[i + 1]);
-
-				if (sc > best_score) {
-					best_score = sc;
-					best = i;
-				}
-			}
 			anchor_refs[nanchors] = (struct anchor_ref){ r, 0, 0, (unsigned short)l,
-								   (unsigned char)best };
+								   (unsigned char)(best < 0 ? 0 : best) };
 			memset(ones, 0xff, sizeof(ones));
 			memset(ones + (l < 8 ? l : 8), 0, 8 - (l < 8 ? l : 8));
 			memcpy(&anchor_refs[nanchors].head_mask, ones, 8);
 			memcpy(&anchor_refs[nanchors].head, r->anchor, l < 8 ? l : 8);
-			if (!best_score) {
+			if (best < 0) {
 				unsigned char c0 = (unsigned char)r->anchor[0];
 
 				anchor_next[nanchors] = start_first[c0];
@@ -171,25 +171,6 @@ void headers_init(void)
 		if ((pair_bits[key >> 6] >> (key & 63) & 1) && !pair_split[key])
 			split_chain(key);
 	}
-}
-
-/* Bit i set when p[i] is a rare byte, for the n <= 16 bytes at p. */
-static inline unsigned rare_mask(const char *p, size_t n)
-{
-	unsigned m = 0;
-#ifdef __SSE2__
-	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
-					      _mm_cmpeq_epi8(v, _mm_set1_epi8('!'))),
-				 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('>')),
-					      _mm_cmpeq_epi8(v, _mm_set1_epi8('#'))));
-
-	m = (unsigned)_mm_movemask_epi8(e);
-#else
-	for (size_t i = 0; i < 16; i++)
-		m |= (unsigned)is_rare((unsigned char)p[i]) << i;
-#endif
-	return n < 16 ? m & ((1u << n) - 1) : m;
 }
 
 struct candidate {

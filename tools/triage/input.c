@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * triage core: reading the console (mapped when it is a regular file) and
- * splitting it into lines.  A line ends at "\n", "\r\n" or a lone "\r"
- * (serial consoles and some capture tools write only CRs).
+ * triage core: reading the console and splitting it into lines.  A line
+ * ends at "\n", "\r\n" or a lone "\r" (serial consoles and some capture
+ * tools write only CRs).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -20,12 +17,6 @@
 
 #define READ_CHUNK	(1u << 17)	/* input buffer: stays in the cache (1 MiB costs 2-4% more here) */
 #define LINE_MAX_LEN	8192		/* longer lines are cut */
-/*
- * A mapped log comes from memory, not the cache, and the work on each line
- * leaves the hardware prefetcher behind: asking for the bytes 2 KiB ahead
- * saves 5% of the time on 100 MB (1 and 8 KiB do about as well).
- */
-#define PREFETCH_AHEAD	2048
 
 #ifdef __SSE2__
 static inline uint64_t eol16(const char *p)
@@ -57,17 +48,82 @@ static uint64_t eol_mask(const char *p, size_t n)
 	return n < 64 ? m & ((UINT64_C(1) << n) - 1) : m;
 }
 
-static inline void one_line(const char *p, size_t l, uint64_t off, uint64_t *lineno)
-{
-	if (l > LINE_MAX_LEN)
-		l = LINE_MAX_LEN;
-	process_line(p, l, off, ++*lineno);
-}
-
 struct splitter {
 	uint64_t lineno;
 	int after_cr;		/* the last line ended with \r: a \n next is its */
+	struct pass pass;	/* what the core lets pass, as of the last line it had */
+	unsigned passed;	/* lines passed in PASS_COUNT and not yet told */
+	uint64_t frames;	/* plain frame lines passed */
 };
+
+/*
+ * "[   12.345678]  frame+0x1/0x2", the commonest line: process_line() lets
+ * it by outside a report and in a trace whose culprit is known (not
+ * counting it as a line the journal probe sees).
+ */
+static inline int plain_frame_line(const char *q, size_t l)
+{
+	return l > 17 && q[15] == ' ' && q[16] != ' ' && q[16] != '<' && q[13] == ']' &&
+	       q[6] == '.' && q[0] == '[' && q[14] == ' ';
+}
+
+/* "[   12.345678] msg": strip_prefix() takes the stamp and nothing else (see scan.c). */
+static inline int stamped(const char *q, size_t l)
+{
+	return l > 14 && q[0] == '[' && q[6] == '.' && q[13] == ']' && q[14] == ' ' &&
+	       q[12] >= '0' && q[12] <= '9';
+}
+
+/*
+ * May the core go without this line (core_pass())?  A line without a stamp
+ * is always handed in: only the core knows where its message starts.
+ */
+static int may_pass(struct splitter *sp, const char *q, size_t l)
+{
+	struct pass *p = &sp->pass;
+
+	if ((p->mode == PASS_FRAMES || p->mode == PASS_IDLE) && plain_frame_line(q, l)) {
+		sp->frames++;
+		return 1;
+	}
+	switch (p->mode) {
+	case PASS_FRAMES:
+		/* "RAX: ...", "Code: ...": user space's registers at the end of a trace */
+		return stamped(q, l) && l <= LINE_MAX_LEN &&
+		       trace_reg_line((struct str){ q + 15, l - 15 });
+	case PASS_IDLE:
+		if (!stamped(q, l) || l > LINE_MAX_LEN)
+			return 0;
+		/* a message that starts blank is a frame or a register line */
+		return l == 15 || q[15] == ' ' || q[15] == '\t' ||
+		       (!scan_start(q + 15, l - 15, 0) && !scan_rare(q + 15, l - 15, 0));
+	case PASS_COUNT:
+		if (!p->budget || !stamped(q, l) || l > LINE_MAX_LEN ||
+		    (p->pages_end && l > 30 && memcmp(q + l - 15, " pages reserved", 15) == 0))
+			return 0;
+		if (l > 15 && (q[15] == ' ' || q[15] == '\t') ? scan_blank(q + 15, l - 15) :
+		    scan_start(q + 15, l - 15, 1) || scan_rare(q + 15, l - 15, 1))
+			return 0;
+		p->budget--;
+		sp->passed++;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A line the core must have: first the lines it let pass, then this one. */
+static void hand_in(struct splitter *sp, const char *p, size_t l, uint64_t off)
+{
+	if (sp->passed) {
+		core_passed(sp->passed);
+		sp->passed = 0;
+	}
+	if (l > LINE_MAX_LEN)
+		l = LINE_MAX_LEN;
+	process_line(p, l, off, ++sp->lineno, sp->frames);
+	core_pass(&sp->pass);
+}
 
 /*
  * Hand every complete line of buf[pos, end) to the core; buf[0] is at file
@@ -81,8 +137,6 @@ static size_t split_lines(const char *buf, size_t pos, size_t end, uint64_t base
 
 	for (blk = pos & ~(size_t)63; blk < end; blk += 64) {
 		uint64_t mask = eol_mask(buf + blk, end - blk < 64 ? end - blk : 64);
-
-		__builtin_prefetch(buf + blk + PREFETCH_AHEAD);	/* never faults */
 
 		if (pos > blk)
 			mask &= ~UINT64_C(0) << (pos - blk);
@@ -98,19 +152,10 @@ static size_t split_lines(const char *buf, size_t pos, size_t end, uint64_t base
 				continue;
 			}
 			sp->after_cr = buf[eol] == '\r';
-			/*
-			 * The commonest line, "[   12.345678]  frame+0x1/0x2",
-			 * needs no parsing outside a report or in a trace whose
-			 * culprit is known (see process_line()).
-			 */
-			if (!keep_text && eol - pos > 17 && q[15] == ' ' && q[16] != ' ' &&
-			    q[16] != '<' && q[13] == ']' && q[6] == '.' && q[0] == '[' &&
-			    q[14] == ' ' && fast_skip_ok()) {
+			if (may_pass(sp, q, eol - pos))
 				sp->lineno++;
-				pos = eol + 1;
-				continue;
-			}
-			one_line(buf + pos, eol - pos, base + pos, &sp->lineno);
+			else
+				hand_in(sp, q, eol - pos, base + pos);
 			pos = eol + 1;
 		}
 	}
@@ -118,33 +163,16 @@ static size_t split_lines(const char *buf, size_t pos, size_t end, uint64_t base
 }
 
 /*
- * Where the bytes come from: a mapped region of the file, then read(2).  A
- * regular file is mapped and split in place, without copying it into the
- * buffer (with read(2) the copy costs as much as all the rest on a log full
- * of reports); the map stops 64 bytes short of its end, which the splitter
- * may read past, and that tail goes through the buffer like a pipe's bytes.
- * The size is taken once: a console still being written is read as it was.
- * A file cut shorter meanwhile (rotated by truncation) faults where it was
- * cut: that ends the run as a read error would, not with SIGBUS.
+ * The log is read(2) in chunks into one buffer that stays in the cache, a
+ * regular file as well as a pipe.  Mapping a file instead (what triage did
+ * before) saves the kernel's copy, but then every 4 KiB page of the log is
+ * a TLB miss of its own; on these (virtual) hosts scanning a mapped 100 MB
+ * took three times as long as reading it (57 against 18 ms of CPU).
  */
-struct source {
-	int fd;			/* -1: the whole file was mapped */
-	const char *map;	/* the mapped bytes not yet handed out */
-	size_t left;
-};
-
-static size_t fill(struct source *src, char *dst, size_t n)
+static size_t fill(int fd, char *dst, size_t n)
 {
-	if (src->left || src->fd < 0) {
-		if (n > src->left)
-			n = src->left;
-		memcpy(dst, src->map, n);
-		src->map += n;
-		src->left -= n;
-		return n;
-	}
 	for (;;) {
-		ssize_t r = read(src->fd, dst, n);
+		ssize_t r = read(fd, dst, n);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -154,51 +182,22 @@ static size_t fill(struct source *src, char *dst, size_t n)
 	}
 }
 
-#define MAP_MIN		(1u << 20)	/* smaller files: read(2) is as quick */
-
-static void map_cut(int sig)
-{
-	static const char msg[] = "triage: read: the log was cut shorter while it was read\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(2);
-	_exit(2);
-}
-
 void scan(int fd)
 {
 	char *buf;
 	size_t start = 0, end = 0, n;
 	uint64_t base = 0;		/* file offset of buf[0] */
-	struct splitter sp = { 0, 0 };
-	struct source src = { fd, NULL, 0 };
-	struct stat st;
-	void *map = NULL;
-	size_t map_len = 0;
+	struct splitter sp = { 0 };
 	int eof = 0;
 
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= MAP_MIN &&
-	    (uint64_t)st.st_size <= SIZE_MAX && lseek(fd, 0, SEEK_CUR) == 0) {
-		map_len = (size_t)st.st_size;
-		map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-		if (map == MAP_FAILED) {
-			map = NULL;
-		} else {
-			signal(SIGBUS, map_cut);
-			base = split_lines(map, 0, map_len - 64, 0, &sp);
-			src.fd = -1;
-			src.map = (const char *)map + base;
-			src.left = map_len - base;
-		}
-	}
+	core_pass(&sp.pass);
 	buf = xmalloc(READ_CHUNK + 64);
 	memset(buf, 0, READ_CHUNK + 64);
 	while (!eof || start < end) {
 		start = split_lines(buf, start, end, base, &sp);
 		if (end - start >= LINE_MAX_LEN || (eof && start < end)) {
 			/* an overlong line (its rest comes as lines of its own) or the last one */
-			one_line(buf + start, end - start, base + start, &sp.lineno);
+			hand_in(&sp, buf + start, end - start, base + start);
 			sp.after_cr = 0;
 			start = end;
 		}
@@ -208,13 +207,13 @@ void scan(int fd)
 		base += start;
 		end -= start;
 		start = 0;
-		n = fill(&src, buf + end, READ_CHUNK - end);
+		n = fill(fd, buf + end, READ_CHUNK - end);
 		if (n == 0)
 			eof = 1;
 		end += n;
 	}
+	if (sp.passed)
+		core_passed(sp.passed);
 	core_finish();
 	free(buf);
-	if (map)
-		munmap(map, map_len);
 }

@@ -10,6 +10,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define FN_LEN		96		/* function name */
 #define PREFIX_LEN	192		/* title text before " in FUNC" */
@@ -94,6 +97,35 @@ static inline const char *find_n(struct str s, const char *lit, size_t l)
 static inline const char *find_lit(struct str s, const char *lit)
 {
 	return find_n(s, lit, __builtin_strlen(lit));
+}
+
+/*
+ * The bytes that key the patterns of headers (headers.c) and of the lines
+ * that matter (scan.c): every header but a few holds one, and they are
+ * seldom seen in console text.
+ */
+static inline int is_rare(unsigned char c)
+{
+	return c == ':' || c == '!' || c == '>' || c == '#';
+}
+
+/* Bit i set when p[i] is a rare byte, for the n <= 16 bytes at p (16 readable). */
+static inline unsigned rare_mask(const char *p, size_t n)
+{
+	unsigned m = 0;
+#ifdef __SSE2__
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i e = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
+					      _mm_cmpeq_epi8(v, _mm_set1_epi8('!'))),
+				 _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('>')),
+					      _mm_cmpeq_epi8(v, _mm_set1_epi8('#'))));
+
+	m = (unsigned)_mm_movemask_epi8(e);
+#else
+	for (size_t i = 0; i < 16; i++)
+		m |= (unsigned)is_rare((unsigned char)p[i]) << i;
+#endif
+	return n < 16 ? m & ((1u << n) - 1) : m;
 }
 
 void copy_clean(char *dst, size_t cap, const char *src, size_t n);
@@ -201,7 +233,9 @@ struct row {
 	const char *const *skip_also;	/* and these names (see name_matches) */
 	const char *at_after;		/* FROM_AT: the line after which "at:" counts */
 	int (*parse)(struct header *h);
-	void (*body)(struct report *r, struct str m);	/* every body line */
+	/* every body line not in its trace; 0: nothing more to find in any line */
+	int (*body)(struct report *r, struct str m);
+	const char *const *body_starts;	/* the only lines body looks at start so (after blanks) */
 	unsigned char group, follows;
 	short hdr_max;			/* lines before a trace, then give up */
 	short tail;			/* lines kept after the trace */
@@ -239,6 +273,15 @@ void blame_offer(struct str fn);
 void headers_init(void);
 const struct row *match_header(struct str m, struct header *h);
 
+/* ---- the patterns of the lines that matter (scan.c) ------------------- */
+
+enum { SCAN_IDLE = 1, SCAN_REPORT = 2 };	/* where a pattern found matters */
+
+void scan_init(void);
+int scan_rare(const char *msg, size_t n, int in_report);
+int scan_start(const char *msg, size_t n, int in_report);
+int scan_blank(const char *msg, size_t n);
+
 /* ---- markers (markers.c) ------------------------------------------------ */
 
 void parse_marker(struct str m, const char *line, size_t len);
@@ -258,9 +301,25 @@ struct options {
 extern struct options opt;
 extern int keep_text;
 
+/* Which lines the input may pass over without handing them in (core_pass()). */
+enum pass_mode {
+	PASS_NONE,	/* none: every line goes to process_line() */
+	PASS_IDLE,	/* no report open: lines that hold no pattern (scan.c) */
+	PASS_FRAMES,	/* a trace whose culprit is known: its plain frame lines */
+	PASS_COUNT,	/* a report's lines that hold no pattern, up to budget of them */
+};
+
+struct pass {
+	enum pass_mode mode;
+	unsigned budget;	/* PASS_COUNT: lines that may be passed */
+	int pages_end;		/* PASS_COUNT: a line ending " pages reserved" is handed in */
+};
+
 void core_init(void);
-void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno);
-int fast_skip_ok(void);
+void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno, uint64_t frames);
+void core_pass(struct pass *p);
+void core_passed(unsigned n);
+int trace_reg_line(struct str m);
 void core_finish(void);
 void scan(int fd);
 
@@ -307,5 +366,6 @@ extern unsigned long injection_overflow;
 /* The header regex for --headers (families.c). */
 void print_headers_regex(void);
 extern const char *const trace_starts[];
+extern const char *const boot_starts[];
 
 #endif
