@@ -28,6 +28,29 @@ coverage_kernel() {
 	[[ -n ${KCONFIG:-} ]] && grep -qx 'CONFIG_GCOV_KERNEL=y' "$KCONFIG"
 }
 
+# coverage_save_sources TREE IMGDIR: with a gcov kernel, the profiled files
+# as this build compiled them, in IMGDIR/src. The tree is shared and patched
+# in place by whichever build runs next (FIXES=1, another variant), and the
+# report's source text (error blocks, HTML) must be the image's own, not
+# whatever the tree holds by the time a run collects.
+coverage_save_sources() {
+	local tree=$1 img=$2 f
+	grep -qx 'CONFIG_GCOV_KERNEL=y' "$img/config" || return 0
+	rm -rf "$img/src"
+	for f in $COVERAGE_FILES; do
+		[[ -f $tree/$f ]] || continue
+		mkdir -p "$img/src/${f%/*}"
+		cp "$tree/$f" "$img/src/$f"
+	done
+}
+
+# coverage_src: the source text of the running image (its saved copy), or
+# the tree for an image built before copies were saved.
+coverage_src() {
+	local img=${KIMAGE%/*}
+	if [[ -d $img/src ]]; then echo "$img/src"; else realpath "$KTREE"; fi
+}
+
 # coverage_run_start: called once the guest answers. Each run boots its
 # own kernel, whose counters start at zero, so the boot is part of what the
 # run measures (the boot-time injection scenarios reach nothing else); with
@@ -132,6 +155,9 @@ coverage_run_collect() {
 	local dir=$RUN_DIR/coverage
 	coverage_fetch "$dir/gcda"
 	realpath "$KTREE" >"$dir/tree"
+	coverage_src >"$dir/src"
+	[[ $(cat "$dir/src") != "$(cat "$dir/tree")" ]] ||
+		ktap "# coverage: source text read from the shared tree (the image predates its saved copy: rebuild it if other patches were applied since)"
 	ktap "# coverage: $COVERAGE_N gcov data files collected"
 	if ((${COVERAGE_SAVED:-0} + ${COVERAGE_LOST:-0})); then
 		ktap "# coverage: $((${COVERAGE_SAVED:-0} + 1)) boots merged, ${COVERAGE_LOST:-0} lost (the guest was hung at its restart)"
@@ -146,33 +172,37 @@ coverage_run_collect() {
 	[[ -z $COVERAGE_ERROR ]]
 }
 
-# coverage_info GCDA_DIR TREE OUT: the tracefile of the listed files.
+# coverage_info GCDA_DIR TREE OUT SRC: the tracefile of the listed files,
+# its source paths moved from TREE (where the build read them) to SRC
+# (where their text is kept).
 coverage_info() {
-	local gcda=$1 tree=$2 out=$3 f
+	local gcda=$1 tree=$2 out=$3 src=$4 f
 	local -a pats=()
 	for f in $COVERAGE_FILES; do pats+=("$tree/$f"); done
 	geninfo -q "${LCOV_RC[@]}" --no-external -b "$tree" -o "$out.all" "$gcda" &&
 		lcov -q "${LCOV_RC[@]}" -e "$out.all" "${pats[@]}" -o "$out" &&
-		rm -f "$out.all"
+		rm -f "$out.all" || return 1
+	[[ $src == "$tree" ]] || sed -i "s#^SF:$tree/#SF:$src/#" "$out"
 }
 
 # coverage_report DIR: DIR/gcda (and DIR/tree) into DIR/coverage.info,
 # DIR/index.html and the summary on stdout.
 coverage_report() {
-	local dir=$1 tree
+	local dir=$1 tree src
 	tree=$(cat "$dir/tree")
-	coverage_info "$dir/gcda" "$tree" "$dir/coverage.info" || return 1
+	src=$(cat "$dir/src" 2>/dev/null || echo "$tree")
+	coverage_info "$dir/gcda" "$tree" "$dir/coverage.info" "$src" || return 1
 	# the boots before restarts, each its own tracefile, added in
 	local b
 	for b in "$dir"/boot-*/gcda; do
 		[[ -d $b ]] || continue
-		coverage_info "$b" "$tree" "${b%/gcda}/coverage.info" &&
+		coverage_info "$b" "$tree" "${b%/gcda}/coverage.info" "$src" &&
 			lcov -q "${LCOV_RC[@]}" -a "$dir/coverage.info" -a "${b%/gcda}/coverage.info" \
 				-o "$dir/coverage.info.sum" && mv "$dir/coverage.info.sum" "$dir/coverage.info" || return 1
 	done
-	coverage_html "$dir/coverage.info" "$tree" "$dir" || return 1
-	coverage_error_blocks "$dir/coverage.info" "$tree" >"$dir/error-blocks.tsv"
-	coverage_summary "$dir/coverage.info" "$tree" "$dir/error-blocks.tsv"
+	coverage_html "$dir/coverage.info" "$src" "$dir" || return 1
+	coverage_error_blocks "$dir/coverage.info" "$src" >"$dir/error-blocks.tsv"
+	coverage_summary "$dir/coverage.info" "$src" "$dir/error-blocks.tsv"
 }
 
 coverage_html() {
@@ -406,7 +436,7 @@ coverage_make() {
 	wait
 	for sc in "${scs[@]}"; do cat "$out/runs/${sc##*/}.row" >>"$out/runs.tsv"; done
 	rm -f "$out"/runs/*.row
-	coverage_union "$out" "$(realpath "$KTREE")"
+	coverage_union "$out" "$(coverage_src)"
 }
 
 # coverage_make_one OUT SCENARIO I/N [VAR=value...]: one run of make

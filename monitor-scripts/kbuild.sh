@@ -620,6 +620,7 @@ kernel_build() {
 	cat "$objdir/include/config/kernel.release" >"$imgdir/release"
 	printf '%s\n' "${patches[@]}" >"$imgdir/patches"
 	echo "$KSOURCE" >"$imgdir/source"
+	coverage_save_sources "$src" "$imgdir"
 	mv "$imgdir/bzImage.tmp" "$imgdir/bzImage"
 	exec {lockfd}>&-
 	KIMAGE=$imgdir/bzImage KCONFIG=$imgdir/config KRELEASE=$(cat "$imgdir/release")

@@ -53,6 +53,13 @@ check_coverage_counters() {
 			t_fail "coverage: ${sc##*/} on VARIANT=coverage leaves coverage.info (status $st)"
 			continue
 		fi
+		# the report's source text is the image's own copy, not the
+		# shared tree that later builds patch
+		if [[ $(cat "$ROOT/$dir/coverage/src") == "$ROOT"/build/images/*/src ]]; then
+			t_ok "coverage: ${sc##*/} reads its source text from the image's copy"
+		else
+			t_fail "coverage: ${sc##*/} reads its source text from the image's copy"
+		fi
 		add=$(coverage_calls "$info" mm/memory_hotplug.c add_memory_resource)
 		on=$(coverage_calls "$info" mm/memory_hotplug.c online_pages)
 		echo "# ${sc##*/}: add_memory_resource $add calls, online_pages $on calls"
