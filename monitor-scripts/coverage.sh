@@ -182,7 +182,10 @@ coverage_info() {
 	geninfo -q "${LCOV_RC[@]}" --no-external -b "$tree" -o "$out.all" "$gcda" &&
 		lcov -q "${LCOV_RC[@]}" -e "$out.all" "${pats[@]}" -o "$out" &&
 		rm -f "$out.all" || return 1
-	[[ $src == "$tree" ]] || sed -i "s#^SF:$tree/#SF:$src/#" "$out"
+	# literal prefixes (a path may hold regex or sed characters)
+	[[ $src == "$tree" ]] || awk -v t="SF:$tree/" -v s="SF:$src/" \
+		'index($0, t) == 1 { $0 = s substr($0, length(t) + 1) } { print }' "$out" >"$out.src" &&
+		mv "$out.src" "$out"
 }
 
 # coverage_report DIR: DIR/gcda (and DIR/tree) into DIR/coverage.info,
