@@ -150,3 +150,25 @@ verb_sample() {
 		echo "vmemmap_$key $val"
 	done </sys/kernel/debug/vmemmap/stats
 }
+
+# For scenarios' guest-sh lines, which need to know where pages landed
+# before they can say what an offline must do.
+
+# node_blocks NODE: the memory blocks of a node, lowest first, one a line.
+node_blocks() {
+	local l
+	for l in /sys/devices/system/node/node"$1"/memory*; do
+		[ -e "$l" ] && echo "${l##*/memory}"
+	done | sort -n
+}
+
+# huge_pages_in_block N: how many hugetlb pages begin in memory block N,
+# from /proc/kpageflags (KPF_COMPOUND_HEAD 15 and KPF_HUGE 17 set), read a
+# page of flags at a time.
+huge_pages_in_block() {
+	local hex pages
+	read -r hex <"$MEMDIR/block_size_bytes"
+	pages=$((0x$hex / 4096))
+	dd if=/proc/kpageflags bs=4096 skip=$(($1 * pages / 512)) count=$((pages / 512)) 2>/dev/null |
+		od -An -v -tu8 -w8 | awk 'and($1, 163840) == 163840 { n++ } END { print n + 0 }'
+}
