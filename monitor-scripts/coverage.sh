@@ -385,7 +385,8 @@ readonly COVERAGE_LIBRARY="smoke multi-node zones-and-policies virtio-mem
 migrate-verify pinned notifier-errors
 kselftest pmd-fallback populate-fails fail-nth fail-function
 pgtable-alloc-fails altmap boot-fallback leak-check
-online-policy sysfs-errors cpuless-node virtio-mem-bbm plug-unaligned"
+online-policy sysfs-errors cpuless-node virtio-mem-bbm plug-unaligned
+virtio-mem-bbm-rollback hugetlb-dissolve-fails block-spans-nodes"
 
 # coverage_make: SCENARIOS (default the library) and, with SWEEP=1 or
 # SWEEP=FIRST-LAST, make sweep's scenarios (tests/matrix/sweep: all their
