@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# The host end of the guest agent (guest/agent) on the second serial port.
+# The host end of the guest agent (guest/agent) on its port (a virtio
+# console port, or the second UART: qemu.sh).
 # agent_call sends "<id> <verb> <args>" and collects the lines between
 # "B <id>" and "E <id> <status>". What the guest sends is data: it is compared and
 # logged, never evaluated. Sourced by rig.
@@ -24,6 +25,7 @@ agent_log() {
 # guest restored from a snapshot said it before the snapshot).
 agent_wait_ready() {
 	local st slice silent=$((QEMU_T0 + $2)) now
+	AGENT_POSTED='' AGENT_POSTED_ST=''
 	chan_open agent "$RIG_SOCK/agent.sock"
 	[[ ${3:-} == hello ]] && chan_write agent $'\n'"0 hello" 2>/dev/null
 	while :; do
@@ -56,6 +58,50 @@ agent_wait_ready() {
 	done
 }
 
+# agent_post VERB ARGS...: a request sent without waiting for its reply
+# (AGENT_POSTED: its id); the next agent_call reads that reply on its way,
+# or agent_settle waits for it. A step's begin marker goes this way and
+# rides ahead of the step's own request: one round trip fewer for every
+# step the guest carries out. Anything sent to QEMU first settles it (the
+# QMP_BEFORE hook), so the marker still comes before what the step does in
+# the console. 2 when the channel is closed.
+AGENT_POSTED='' AGENT_POSTED_ST=''
+agent_post() {
+	local id=$((++AGENT_ID))
+	agent_log ">" "$id $*"
+	chan_write agent $'\n'"$id $*" 2>/dev/null || return 2
+	AGENT_POSTED=$id AGENT_POSTED_ST=''
+}
+
+# agent_settle: the posted request's reply, waited for; its status as
+# agent_call's (0 the verb exited 0, 1 not, 2 channel closed, 3 timeout).
+agent_settle() {
+	local deadline st
+	[[ -n $AGENT_POSTED ]] || return 0
+	now_ms deadline
+	deadline=$((deadline + AGENT_TIMEOUT_MS))
+	while [[ -n $AGENT_POSTED ]]; do
+		chan_read agent "$deadline"
+		st=$?
+		if ((st != 0)); then
+			agent_log "!" "no reply to $AGENT_POSTED (status $st)"
+			AGENT_POSTED='' AGENT_POSTED_ST=$((st == 1 ? 2 : 3))
+			break
+		fi
+		agent_log "<" "$CHAN_LINE"
+		agent_posted_reply "$CHAN_LINE"
+	done
+	return "$AGENT_POSTED_ST"
+}
+
+# agent_posted_reply LINE: 0 when LINE ended the posted request.
+agent_posted_reply() {
+	[[ -n $AGENT_POSTED && $1 =~ ^E\ $AGENT_POSTED\ ([0-9]+)$ ]] || return 1
+	AGENT_STATUS=${BASH_REMATCH[1]} AGENT_POSTED=''
+	AGENT_POSTED_ST=$((AGENT_STATUS == 0 ? 0 : 1))
+}
+QMP_BEFORE=agent_settle
+
 # agent_call [-t MS] VERB ARGS...: 0 when the verb exited 0, 1 when it
 # exited non-zero (AGENT_STATUS), 2 when the channel closed, 3 on timeout.
 # The output lines are in AGENT_OUT.
@@ -76,6 +122,8 @@ agent_call() {
 	while :; do
 		chan_read agent "$deadline"
 		st=$?
+		# a posted request still unanswered is lost with this one
+		((st != 0)) && [[ -n $AGENT_POSTED ]] && AGENT_POSTED='' AGENT_POSTED_ST=$((st == 1 ? 2 : 3))
 		((st == 1)) && { agent_output "$n" tail; agent_log "!" "channel closed"; return 2; }
 		((st == 2)) && { agent_output "$n" tail; agent_log "!" "no reply to $id within $((timeout / 1000)) s"; return 3; }
 		# Lines of an earlier request that timed out are skipped.
@@ -98,6 +146,7 @@ agent_call() {
 			fi
 		else
 			agent_log "<" "$CHAN_LINE"
+			agent_posted_reply "$CHAN_LINE" || true
 		fi
 	done
 }

@@ -6,6 +6,9 @@
 # timestamp. Sourced by rig.
 
 QMP_ID=0
+# QMP_BEFORE: a command run before anything is sent to QEMU (the agent's
+# posted step marker settles there: agent.sh)
+QMP_BEFORE=''
 QMP_TIMEOUT_MS=${QMP_TIMEOUT_MS:-20000}
 declare -a QMP_EVENTS=()
 
@@ -59,6 +62,7 @@ qmp_exec() {
 	deadline=$((deadline + QMP_TIMEOUT_MS))
 	msg="{\"execute\": \"$cmd\"${args:+, \"arguments\": $args}, \"id\": $id}"
 	QMP_RETURN='' QMP_ERROR=''
+	[[ -z $QMP_BEFORE ]] || "$QMP_BEFORE" || true
 	qmp_log ">" "$msg"
 	chan_write qmp "$msg" 2>/dev/null || { QMP_ERROR="QMP connection lost sending $cmd"; return 2; }
 	while :; do

@@ -111,13 +111,19 @@ run_step() {
 	# step's: a report printed on the boundary between two steps is
 	# judged here, not lost (tests/scenarios/step-boundary).
 	from=$CON_OFF
+	# the begin marker rides ahead of the step's first request (agent_post)
 	if ((CHECKS)); then
-		agent_call mark "step $n begin $ST_TEXT"
+		agent_post mark "step $n begin $ST_TEXT"
 		st=$?
 		((st == 0)) || agent_failed $st "step marker" || st=$?
 	fi
 	phase_end mark "$t0"
 	((st == 0)) && { step_run || st=$?; }
+	if ((CHECKS)) && ! agent_settle || ((${AGENT_POSTED_ST:-0} != 0)); then
+		# the marker failed: the step's own result says more, if it failed
+		((st != 0)) || { agent_failed "$AGENT_POSTED_ST" "step marker" || st=$?; }
+	fi
+	AGENT_POSTED_ST=''
 	phase_end run
 	STEP_END_MARKED=0
 	if ((st == 0 && CHECKS)); then
