@@ -223,12 +223,14 @@ static struct pat *class_pats[NCLASSES];
 void frames_init(void)
 {
 	size_t k, n;
+	void *raw;
 
 	_Static_assert(sizeof(*memo) == 64, "a memo entry is one cache line");
-	memo = aligned_alloc(64, MEMO_SIZE * sizeof(*memo));
-	if (!memo)
+	/* calloc(): its fresh pages come zeroed, without writing 512 KiB first */
+	raw = calloc(MEMO_SIZE + 1, sizeof(*memo));
+	if (!raw)
 		die_io("out of memory");
-	memset(memo, 0, MEMO_SIZE * sizeof(*memo));
+	memo = (struct memo *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
 	for (k = 0; k < NCLASSES; k++) {
 		for (n = 0; skip_classes[k].pats[n]; n++)
 			;
