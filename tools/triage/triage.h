@@ -69,6 +69,7 @@ static inline struct str skip_ws(struct str s)
 /*
  * [a-zA-Z0-9_.$], by a table: symbol names are scanned a byte at a time on
  * every frame, and range tests branch differently on each class of byte.
+ * The table holds 2 for '.', which starts a compiler suffix (sym_span()).
  */
 extern const unsigned char ident_bytes[256];
 
