@@ -129,7 +129,13 @@ t_truncated() {
 # a report cut off by a reboot is flagged and names no function
 t_reboot_cut() {
 	"$triage" -j "$work/b.json" "$here/reboot-cut.log" >/dev/null || true
-	grep -q '"corrupted":true' "$work/b.json" && ! grep -q '"title":"[^"]* in ' "$work/b.json"
+	grep -q '"corrupted":true' "$work/b.json" && ! grep -q '"title":"[^"]* in ' "$work/b.json" ||
+		return 1
+	# the same behind spliced console text, next to a report that is whole
+	"$triage" -j "$work/b.json" "$here/journal-spliced.log" >/dev/null || true
+	grep -q '"title":"BUG: unable to handle kernel NULL pointer dereference",[^}]*"corrupted":true' \
+		"$work/b.json" &&
+		grep -q '"title":"WARNING in online_pages",[^}]*"corrupted":false' "$work/b.json"
 }
 
 # no title carries an address, an offset, a PID or a CPU number

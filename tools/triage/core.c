@@ -90,17 +90,29 @@ static unsigned *title_hash;		/* index + 1, 0 = empty */
 
 /* ---- titles -------------------------------------------------------------- */
 
-static unsigned hash_str(const char *s)
+/*
+ * A title's hash, eight bytes at a time: every report closed hashes its
+ * title, and a byte at a time (one multiply each, in a chain) cost 5% of
+ * the run on a log full of reports.  t has n bytes and a NUL after them.
+ */
+static unsigned hash_title(const char *t, size_t n)
 {
-	unsigned h = 2166136261u;
+	uint64_t h = n, w;
+	size_t i;
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return h;
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, t + i, 8);
+		h = (h ^ w) * UINT64_C(0x9e3779b97f4a7c15);
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, t + i, n - i);
+	h = (h ^ w) * UINT64_C(0x9e3779b97f4a7c15);
+	return (unsigned)(h >> 32);
 }
 
-/* Expand the row's template: %h header text, %a access, %f function. */
-static void build_title(char *t, size_t cap)
+/* Expand the row's template: %h header text, %a access, %f function; its length. */
+static size_t build_title(char *t, size_t cap)
 {
 	const char *p = R.title;
 	size_t n = 0;
@@ -133,11 +145,12 @@ static void build_title(char *t, size_t cap)
 			t[n++] = *v++;
 	}
 	t[n] = 0;
+	return n;
 }
 
-static struct title_ent *find_title(const char *t)
+static struct title_ent *find_title(const char *t, size_t n)
 {
-	unsigned h = hash_str(t) % TITLE_HASH;
+	unsigned h = hash_title(t, n) % TITLE_HASH;
 
 	while (title_hash[h]) {
 		struct title_ent *e = &titles[title_hash[h] - 1];
@@ -256,8 +269,7 @@ static void close_report(void)
 	reports_seen++;
 	if (cur.off < opt.from)
 		goto out;
-	build_title(t, sizeof(t));
-	e = find_title(t);
+	e = find_title(t, build_title(t, sizeof(t)));
 	if (!e) {
 		overflow_count++;
 		goto out;

@@ -21,10 +21,13 @@ int sym_span(struct str s, struct str *name)
 	if (!s.n || !is_ident((unsigned char)s.p[0]) ||
 	    (s.p[0] >= '0' && s.p[0] <= '9') || s.p[0] == '.')
 		return 0;
-	while (i < s.n && is_ident((unsigned char)s.p[i])) {
-		if (s.p[i] == '.' && !end)
-			end = i;
+	/* up to the first '.', then the suffix: no test for '.' on every byte */
+	while (i < s.n && ident_bytes[(unsigned char)s.p[i]] == 1)
 		i++;
+	if (i < s.n && s.p[i] == '.') {
+		end = i;
+		while (i < s.n && is_ident((unsigned char)s.p[i]))
+			i++;
 	}
 	if (i + 3 > s.n || s.p[i] != '+' || s.p[i + 1] != '0' || s.p[i + 2] != 'x')
 		return 0;

@@ -12,7 +12,7 @@
 #include "triage.h"
 
 const unsigned char ident_bytes[256] = {
-	['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1, ['_'] = 1, ['.'] = 1, ['$'] = 1,
+	['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1, ['_'] = 1, ['.'] = 2, ['$'] = 1,
 };
 
 void die_io(const char *fmt, ...)

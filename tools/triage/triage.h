@@ -28,11 +28,23 @@ struct str {
 	size_t n;
 };
 
-/* Inline, so that a literal's length and comparison fold into a few instructions. */
+/*
+ * Inline, so that a literal's length and comparison fold into a few
+ * instructions.  A prefix from a table (its length not known when compiled)
+ * is compared a byte at a time: it nearly always differs at its first byte,
+ * and strlen() and memcmp() calls cost more than that.
+ */
 static inline int has_prefix(struct str s, const char *lit)
 {
-	size_t l = __builtin_strlen(lit);
+	size_t l;
 
+	if (!__builtin_constant_p(__builtin_strlen(lit))) {
+		for (l = 0; lit[l]; l++)
+			if (l == s.n || s.p[l] != lit[l])
+				return 0;
+		return 1;
+	}
+	l = __builtin_strlen(lit);
 	return s.n >= l && __builtin_memcmp(s.p, lit, l) == 0;
 }
 
@@ -57,6 +69,7 @@ static inline struct str skip_ws(struct str s)
 /*
  * [a-zA-Z0-9_.$], by a table: symbol names are scanned a byte at a time on
  * every frame, and range tests branch differently on each class of byte.
+ * The table holds 2 for '.', which starts a compiler suffix (sym_span()).
  */
 extern const unsigned char ident_bytes[256];
 
@@ -86,7 +99,12 @@ static inline const char *find_n(struct str s, const char *lit, size_t l)
 		return NULL;
 	last = s.p + (s.n - l);
 	while ((p = __builtin_memchr(p, lit[0], (size_t)(last - p) + 1)) != NULL) {
-		if (__builtin_memcmp(p + 1, lit + 1, l - 1) == 0)
+		size_t i = 1;
+
+		/* not memcmp(): a call costs more than the few bytes compared */
+		while (i < l && p[i] == lit[i])
+			i++;
+		if (i == l)
 			return p;
 		if (p++ == last)
 			break;
