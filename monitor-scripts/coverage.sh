@@ -430,6 +430,8 @@ coverage_make() {
 	kernel_build
 	# PAR runs at once, the longest (the sweeps, listed last) first
 	local n=${#scs[@]} k
+	# the runs learn how many guests share the host (qemu_rcu_params)
+	export RIG_GUESTS=$((par < n ? par : n))
 	: >"$out/runs.tsv"
 	for ((k = n - 1; k >= 0; k--)); do
 		sc=${scs[k]}

@@ -50,12 +50,19 @@ bench_soak() {
 	d=$ROOT/logs/$(jq -r .run_id "$ROOT/logs/latest/summary.json")
 	one=$(jq '.soak.cycles_per_hour' "$d/summary.json")
 	figure soak_cycles_per_hour "$one" cycles/h
+	# QEMU's RSS: what the first checkpoint's cycles added (the first
+	# hot-add's structures, the translation of the hotplug code), and the
+	# growth per cycle after it (a leak grows on; warm-up does not)
+	figure qemu_rss_warmup_kb "$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		NR == 2 { r0 = $c["qemu_rss"] } NR == 3 { print $c["qemu_rss"] - r0; exit }' "$d/checkpoints.tsv")" kB
 	figure qemu_rss_kb_per_cycle "$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		NR == 2 { r0 = $c["qemu_rss"]; n0 = $c["cycles"] }
-		{ r = $c["qemu_rss"]; n = $c["cycles"] }
+		NR == 3 { r0 = $c["qemu_rss"]; n0 = $c["cycles"] }
+		NR >= 3 { r = $c["qemu_rss"]; n = $c["cycles"] }
 		END { printf "%.1f", (n > n0) ? (r - r0) / (n - n0) : 0 }' "$d/checkpoints.tsv")" kB
+	# as make matrix PAR=2 runs them: each knows it shares the host
 	for i in 1 2; do
-		"$RIG" soak smoke "DURATION=${s}s" CHECKPOINT=2 "${@:2}" >"$OUT/soak-par$i.ktap" 2>"$OUT/soak-par$i.err" &
+		RIG_GUESTS=2 "$RIG" soak smoke "DURATION=${s}s" CHECKPOINT=2 "${@:2}" \
+			>"$OUT/soak-par$i.ktap" 2>"$OUT/soak-par$i.err" &
 	done
 	wait
 	for i in 1 2; do
