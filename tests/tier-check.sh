@@ -41,27 +41,41 @@ check_triage_golden() {
 # a run folder keeps: reports.json and the "title:" of each reports/ file,
 # made with the options the runner uses (monitor-scripts/run.sh).
 check_triage_make() {
-	local log bad="" n=0
+	local log bad="" n=0 jobs
+	jobs=$(nproc)
+	# one log a job, as many at once as the host has CPUs: each is a
+	# make, a runner start and two triage runs (seconds in all, in turn)
 	for log in "$ROOT"/tests/triage/*.log; do
-		rm -rf "$TMP/mk"
-		mkdir -p "$TMP/mk/reports"
-		make -s -C "$ROOT" triage "LOG=$log" 2>/dev/null | sort >"$TMP/mk/make" || true
-		"$ROOT/build/tools/triage" -r "$TMP/mk/reports" -j "$TMP/mk/reports.json" "$log" \
-			>/dev/null 2>&1 || true
-		jq -r '.reports[] | "\(.count)\t\(.title)"' "$TMP/mk/reports.json" |
-			sort >"$TMP/mk/json"
-		sed -n 's/^title: //p' "$TMP/mk/reports"/0*.txt 2>/dev/null | sort >"$TMP/mk/files"
-		if ! cmp -s "$TMP/mk/make" "$TMP/mk/json" ||
-			! cmp -s <(cut -f2- "$TMP/mk/make") "$TMP/mk/files"; then
-			bad+=" ${log##*/}"
-		fi
 		n=$((n + 1))
+		triage_make_one "$log" "$TMP/mk$n" &
+		while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
 	done
+	wait
+	for ((; n > 0; n--)); do
+		[[ -e $TMP/mk$n/ok ]] || bad+=" $(cat "$TMP/mk$n/log" 2>/dev/null || echo "#$n")"
+	done
+	n=$(find "$ROOT"/tests/triage -maxdepth 1 -name '*.log' | wc -l)
 	if [[ -z $bad ]] && ((n > 0)); then
 		t_ok "make triage prints the titles a run's reports/ holds ($n golden logs)"
 	else
 		t_fail "make triage prints the titles a run's reports/ holds (differ:$bad)"
 	fi
+}
+
+# triage_make_one LOG DIR: DIR/ok when make triage's titles for LOG are
+# those of reports.json and of the reports/ files.
+triage_make_one() {
+	local log=$1 d=$2
+	rm -rf "$d"
+	mkdir -p "$d/reports"
+	echo "${log##*/}" >"$d/log"
+	make -s -C "$ROOT" triage "LOG=$log" 2>/dev/null | sort >"$d/make" || true
+	"$ROOT/build/tools/triage" -r "$d/reports" -j "$d/reports.json" "$log" \
+		>/dev/null 2>&1 || true
+	jq -r '.reports[] | "\(.count)\t\(.title)"' "$d/reports.json" | sort >"$d/json"
+	sed -n 's/^title: //p' "$d/reports"/0*.txt 2>/dev/null | sort >"$d/files"
+	cmp -s "$d/make" "$d/json" && cmp -s <(cut -f2- "$d/make") "$d/files" && : >"$d/ok"
+	return 0
 }
 
 # bad_input DESC PATTERN CMD...: a one-line error naming the problem, exit
