@@ -105,6 +105,7 @@ qemu_learn_lpj() {
 qemu_agent_port() {
 	if [[ -n ${KCONFIG:-} ]] && grep -qx "CONFIG_VIRTIO_CONSOLE=y" "$KCONFIG"; then
 		QEMU_AGENT_PORT=virtio:rig.agent
+		# shellcheck disable=SC2054 # the commas are QEMU's, inside one word
 		QEMU_AGENT_ARGS=(-device virtio-serial-pci,id=rigser,max_ports=2
 			-device virtserialport,bus=rigser.0,chardev=agent,name=rig.agent)
 	else

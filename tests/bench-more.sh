@@ -54,7 +54,8 @@ bench_soak() {
 	# hot-add's structures, the translation of the hotplug code), and the
 	# growth per cycle after it (a leak grows on; warm-up does not)
 	figure qemu_rss_warmup_kb "$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-		NR == 2 { r0 = $c["qemu_rss"] } NR == 3 { print $c["qemu_rss"] - r0; exit }' "$d/checkpoints.tsv")" kB
+		NR == 2 { r0 = $c["qemu_rss"] } NR == 3 { w = $c["qemu_rss"] - r0 }
+		END { print w + 0 }' "$d/checkpoints.tsv")" kB
 	figure qemu_rss_kb_per_cycle "$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 		NR == 3 { r0 = $c["qemu_rss"]; n0 = $c["cycles"] }
 		NR >= 3 { r = $c["qemu_rss"]; n = $c["cycles"] }
