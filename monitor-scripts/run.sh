@@ -221,7 +221,12 @@ run_steps() {
 		# a step that found kernel problems and still left the guest as
 		# the next step expects it (a sweep: every case is judged on its
 		# own) lets the run go on
-		if ((st == 4)); then
+		if ((st == 0 && !died)) && ! qemu_alive; then
+			# QEMU went after the step passed, before the next began:
+			# the run still says why (a panic, or QEMU killed)
+			qemu_died
+			abort="QEMU exited after step $n"
+		elif ((st == 4)); then
 			abort="step $n skipped: $STEP_SKIP"
 		elif ((st != 0)) && ! ((st == 1 && STEP_GOES_ON && !GUEST_HUNG)) || ! qemu_alive; then
 			((GUEST_HUNG)) && guest_hang_dump
