@@ -52,6 +52,11 @@ static struct {
 	int phase_lines;	/* lines in the current phase */
 	int has_hw, has_mod;
 	int body_wants;		/* the row's body hook may still find something */
+	int stamped;		/* its header line had a printk or syslog stamp */
+	int cut;		/* CUT_*: the line cut_line was cut short by another program */
+	uint64_t cut_line;
+	uint64_t splice_from, splice_to;	/* the last run of spliced lines */
+	char cut_head[FN_LEN];	/* its frame or "at: " function up to the cut */
 	char *buf;		/* the report's own lines */
 	size_t len;
 	unsigned nlines;
@@ -60,7 +65,11 @@ static struct {
 
 #define R (cur.r)
 
+enum { CUT_NONE, CUT_FRAME, CUT_AT };
+
 static char last_hw[CTX_LEN], last_mod[CTX_LEN];
+static int line_stamped;		/* the line at hand had a stamp (strip_prefix()) */
+static uint64_t line_no;		/* and its number */
 static unsigned long reports_seen;	/* since the last boot */
 
 struct injection_ent injections[MAX_INJECTIONS];
@@ -405,6 +414,9 @@ static void open_report(const struct row *row, const struct header *h, uint64_t 
 	cur.phase_lines = 0;
 	cur.has_hw = cur.has_mod = 0;
 	cur.body_wants = row->body != NULL;
+	cur.stamped = line_stamped;
+	cur.cut = CUT_NONE;
+	cur.splice_from = cur.splice_to = 0;
 	cur.len = 0;
 	cur.nlines = 0;
 	cur.truncated = 0;
@@ -531,23 +543,125 @@ static int trace_start(struct str s)
 	return 0;
 }
 
-/* lockdep's "..., at: func+0x1/0x2" (or "at: [<ffff>] func+0x1/0x2") */
-static void at_line(struct str m)
+/*
+ * A serial console interleaves what other programs write (systemd's "[  OK
+ * ] Started ...") with the kernel's lines, even inside one.  In a report
+ * whose lines carry stamps, a line without one is not the kernel's: it ends
+ * no trace.  What such text cut short goes on at the start of a later line
+ * without a stamp: a frame or "at:" function ("  get_online_m[  OK  ]
+ * Started ..." and "ems+0x55/0x60") is read joined, a stamp's rest is taken
+ * as a stamp (strip_prefix()), a trace start's rest as a trace start.
+ */
+static int spliced(void)
+{
+	return cur.stamped && !line_stamped;
+}
+
+/*
+ * Spliced text comes a line or two at a time; a longer run of lines
+ * without stamps is the log changing form (an excerpt of another boot
+ * glued on), and ends the trace as any other line would.
+ */
+#define SPLICED_MAX 4
+static int spliced_run_ok(void)
+{
+	if (line_no != cur.splice_to + 1)
+		cur.splice_from = line_no;
+	cur.splice_to = line_no;
+	return line_no - cur.splice_from < SPLICED_MAX;
+}
+
+/*
+ * Is s cut short by spliced text: from name_at on, a function as far as it
+ * got ("get_online_m", "__wait_rcu_gp+0", maybe nothing), then a "[" that
+ * starts no address or a run of blanks?  Then s up to there is kept.
+ */
+static int note_cut(struct str s, size_t name_at, int kind)
+{
+	size_t i = name_at;
+
+	while (i < s.n && (is_ident((unsigned char)s.p[i]) || s.p[i] == '+' || s.p[i] == '/'))
+		i++;
+	if (i + 1 >= s.n || i >= sizeof(cur.cut_head) ||
+	    !((s.p[i] == '[' && s.p[i + 1] != '<') || (s.p[i] == ' ' && s.p[i + 1] == ' ')))
+		return 0;
+	memcpy(cur.cut_head, s.p, i);
+	cur.cut_head[i] = 0;
+	cur.cut = kind;
+	cur.cut_line = line_no;
+	return 1;
+}
+
+/*
+ * A spliced line right after a cut one (or after spliced lines that
+ * followed it): the kept head and this line joined, in buf.  The caller
+ * ends the cut (cur.cut = CUT_NONE) once the joined line reads.
+ */
+static int join_cut(struct str m, int kind, char *buf, size_t cap, struct str *joined)
+{
+	size_t h = strlen(cur.cut_head);
+
+	if (cur.cut != kind || line_no != cur.cut_line + 1)
+		return 0;
+	cur.cut_line = line_no;
+	if (m.n > cap - h)
+		m.n = cap - h;
+	memcpy(buf, cur.cut_head, h);
+	memcpy(buf + h, m.p, m.n);
+	*joined = (struct str){ buf, h + m.n };
+	return 1;
+}
+
+/*
+ * In a report's header lines, a spliced line that is the rest of a trace
+ * start spliced text cut ("  backt[  OK  ] Started ..." and then "race:"):
+ * the head is a line with no pattern, which the input may have passed over.
+ */
+static int spliced_trace_start(struct str s)
+{
+	const char *const *t;
+
+	if (!s.n)
+		return 0;
+	for (t = trace_starts; *t; t++) {
+		size_t l = strlen(*t);
+
+		if (s.n < l && memcmp(s.p, *t + l - s.n, s.n) == 0 && (*t)[l - 1] == ':')
+			return 1;
+	}
+	return 0;
+}
+
+/* lockdep's "..., at: func+0x1/0x2" (or "at: [<ffff>] func+0x1/0x2"); 1 if it names one */
+static int at_line(struct str m)
 {
 	const char *at = find_lit(m, "at: ");
 	struct str s, fn;
 
 	if (!at)
-		return;
+		return 0;
 	s = skip_ws(skip_n(m, (size_t)(at - m.p) + 4));
 	while (has_prefix(s, "[<")) {
 		const char *e = find_lit(s, ">]");
 
 		if (!e)
-			return;
+			return 0;
 		s = skip_ws(skip_n(s, (size_t)(e - s.p) + 2));
 	}
-	if (sym_span(s, &fn))
+	if (sym_span(s, &fn)) {
+		blame_offer(fn);
+		return 1;
+	}
+	if (s.p == at + 4 && !spliced())
+		note_cut(skip_n(m, (size_t)(at - m.p)), 4, CUT_AT);
+	return 0;
+}
+
+/* A frame of the trace, joined or not. */
+static inline void frame_seen(struct str fn, int unrel, int stall)
+{
+	fault_from_frame(fn);
+	if (!unrel && !(stall && cur.irq_depth))
 		blame_offer(fn);
 }
 
@@ -559,7 +673,7 @@ static int trace_line(struct str m)
 	int stall = R.row->from == FROM_STALL || (R.row->flags & F_NO_PC);
 
 	if (R.trace == TR_NONE) {
-		if (trace_start(s)) {
+		if (trace_start(s) || (spliced() && spliced_trace_start(s))) {
 			R.trace = TR_IN;
 			cur.phase_lines = 0;
 			return 1;
@@ -585,6 +699,16 @@ static int trace_line(struct str m)
 	/* fast path: once blamed, an indented line other than <...> is a frame */
 	if (R.blame[0] && m.n && m.p[0] == ' ' && s.n && s.p[0] != '<')
 		return 1;
+	if (spliced() && spliced_run_ok()) {
+		char buf[2 * FN_LEN];
+		struct str j;
+
+		if (join_cut(m, CUT_FRAME, buf, sizeof(buf), &j) && parse_frame(j, &fn, &unrel)) {
+			cur.cut = CUT_NONE;
+			frame_seen(fn, unrel, stall);
+		}
+		return 1;
+	}
 	if (s.n && s.p[0] == '<') {
 		const char *gt = memchr(s.p + 1, '>', s.n - 1);
 
@@ -614,9 +738,7 @@ static int trace_line(struct str m)
 			return 1;
 	}
 	if (parse_frame(s, &fn, &unrel)) {
-		fault_from_frame(fn);
-		if (!unrel && !(stall && cur.irq_depth))
-			blame_offer(fn);
+		frame_seen(fn, unrel, stall);
 		return 1;
 	}
 	if (parse_pc_line(s, &fn)) {
@@ -625,6 +747,9 @@ static int trace_line(struct str m)
 		return 1;
 	}
 	if (is_reg_line(s) || is_arm_reg_line(s) || !s.n)
+		return 1;
+	if (cur.stamped && (m.p[0] == ' ' || m.p[0] == '\t') &&
+	    note_cut(s, has_prefix(s, "? ") ? 2 : 0, CUT_FRAME))
 		return 1;
 	/* anything else ends the trace */
 	R.trace = TR_DONE;
@@ -669,14 +794,19 @@ static void report_line(struct str m, const char *line, size_t len)
 			if (find_lit(m, row->at_after))
 				R.at_armed = 1;
 		} else {
-			struct str fn;
+			struct str fn, j;
 			int unrel;
+			char buf[2 * FN_LEN];
 
-			if (find_lit(m, "at: "))
+			if (spliced()) {
+				if (join_cut(m, CUT_AT, buf, sizeof(buf), &j) && at_line(j))
+					cur.cut = CUT_NONE;
+			} else if (find_lit(m, "at: ")) {
 				at_line(m);
-			else if (m.n && (m.p[0] == ' ' || m.p[0] == '\t' || m.p[0] == '[') &&
-				 parse_frame(m, &fn, &unrel) && !unrel)
+			} else if (m.n && (m.p[0] == ' ' || m.p[0] == '\t' || m.p[0] == '[') &&
+				   parse_frame(m, &fn, &unrel) && !unrel) {
 				blame_offer(fn);
+			}
 		}
 	}
 	if (trace_line(m))
@@ -761,6 +891,39 @@ static size_t stamp_len(struct str s)
 }
 
 /*
+ * The rest of a stamp that text spliced in cut ("[   35.15[  OK  ] Started
+ * ..." and then "6192] Call Trace:"): its length with the blank, or 0.
+ */
+static size_t stamp_tail_len(struct str s)
+{
+	size_t i = 0, digits = 0;
+
+	while (i < s.n && i < 6 && s.p[i] == ' ')
+		i++;
+	for (; i < s.n && i < 20 && ((s.p[i] >= '0' && s.p[i] <= '9') || s.p[i] == '.'); i++)
+		digits += s.p[i] != '.';
+	if (!digits || i + 1 >= s.n || s.p[i] != ']' || s.p[i + 1] != ' ')
+		return 0;
+	return i + 2;
+}
+
+/* From the first stamp after s.p[0] that a message follows, or s. */
+static struct str later_stamp(struct str s)
+{
+	const char *b = memchr(s.p + 1, '[', s.n - 1);
+
+	while (b) {
+		struct str t = skip_n(s, (size_t)(b - s.p));
+		size_t k = stamp_len(t);
+
+		if (k && k < t.n && (t.p[k] == ' ' || t.p[k] == '['))
+			return t;
+		b = memchr(b + 1, '[', (size_t)(s.p + s.n - b - 1));
+	}
+	return s;
+}
+
+/*
  * A syslog or journal line's "Dec 05 12:00:01 host kernel: " (journalctl -k,
  * /var/log/kern.log) or "2026-12-05T12:00:01.123456+00:00 host kernel: "
  * (rsyslog's RFC 3339 stamps): its length, or 0.  Such logs keep no printk
@@ -812,16 +975,31 @@ static inline size_t journal_host_len(struct str m)
 	return lines_seen > journal_probe_end ? 0 : journal_host_probe(m);
 }
 
+/* The common "[%5lu.%06lu] " stamp. */
+static inline int common_stamp(struct str m)
+{
+	return m.n > 14 && m.p[0] == '[' && m.p[6] == '.' && m.p[13] == ']' &&
+	       m.p[14] == ' ' && m.p[12] >= '0' && m.p[12] <= '9';
+}
+
 /*
  * The message of a console line: without "<N>" levels, syslog prefixes,
  * "[   12.345678]" stamps (and the journal's "host kernel: " after them),
  * "[  T123]"/"[    C1]" caller ids, and whatever user space wrote before a
- * kernel line without ending its own ("offline rc=130[ 20.04] rig:").
+ * kernel line without ending its own ("offline rc=130[ 20.04] rig:", "[  OK
+ * ] Started Journal Service.[ 20.04] rig:"), or the rest of a stamp such
+ * text cut.  line_stamped says whether it took a stamp or a syslog prefix.
  */
 static struct str strip_prefix(struct str m)
 {
 	size_t k;
 
+	line_stamped = 1;
+	if (common_stamp(m)) {
+		m = skip_n(m, 15);
+		return skip_n(m, journal_host_len(m));
+	}
+	line_stamped = 0;
 	if (m.n >= 3 && m.p[0] == '<' && m.p[1] >= '0' && m.p[1] <= '9') {
 		size_t i = 1;
 
@@ -830,28 +1008,22 @@ static struct str strip_prefix(struct str m)
 		if (i < m.n && m.p[i] == '>')
 			m = skip_n(m, i + 1);
 	}
-	if (m.n && m.p[0] != '[' && (k = syslog_len(m)) != 0)
+	if (m.n && m.p[0] != '[' && (k = syslog_len(m)) != 0) {
 		m = skip_n(m, k);
-	if (m.n && m.p[0] != '[') {
-		const char *b = memchr(m.p + 1, '[', m.n - 1);
-
-		while (b) {
-			struct str t = skip_n(m, (size_t)(b - m.p));
-			size_t k = stamp_len(t);
-
-			if (k && k < t.n && (t.p[k] == ' ' || t.p[k] == '[')) {
-				m = t;
-				break;
-			}
-			b = memchr(b + 1, '[', (size_t)(m.p + m.n - b - 1));
-		}
+		line_stamped = 1;
 	}
-	/* the common "[%5lu.%06lu] " first, then anything bracketed and numeric */
-	if (m.n > 14 && m.p[0] == '[' && m.p[6] == '.' && m.p[13] == ']' &&
-	    m.p[14] == ' ' && m.p[12] >= '0' && m.p[12] <= '9') {
+	if (m.n && m.p[0] != '[')
+		m = later_stamp(m);
+	if (common_stamp(m)) {
+		line_stamped = 1;
 		m = skip_n(m, 15);
 		return skip_n(m, journal_host_len(m));
 	}
+	if (m.n && m.p[0] != '[' && (k = stamp_tail_len(m)) != 0) {
+		line_stamped = 1;
+		return skip_n(m, k);
+	}
+	/* anything bracketed and numeric */
 	for (int pass = 0; pass < 2 && m.n && m.p[0] == '['; pass++) {
 		size_t i = 1;
 
@@ -860,13 +1032,23 @@ static struct str strip_prefix(struct str m)
 				   (pass && i > 1 && (m.p[i - 1] == ' ' || m.p[i - 1] == '[') &&
 				    (m.p[i] == 'T' || m.p[i] == 'C'))))
 			i++;
-		if (i >= m.n || m.p[i] != ']' || i < 2)
-			break;
+		if (i >= m.n || m.p[i] != ']' || i < 2) {
+			struct str t;
+
+			/* "[  OK  ] Started ...[   20.04] msg": again from the stamp */
+			if (pass || (t = later_stamp(m)).p == m.p)
+				break;
+			m = t;
+			pass = -1;
+			continue;
+		}
 		m = skip_n(m, i + 1);
 		if (m.n && m.p[0] == ' ')
 			m = skip_n(m, 1);
-		if (!pass)
+		if (!pass) {
+			line_stamped = 1;
 			m = skip_n(m, journal_host_len(m));
+		}
 	}
 	return m;
 }
@@ -883,6 +1065,7 @@ void process_line(const char *line, size_t len, uint64_t off, uint64_t lineno, u
 	struct str m;
 
 	lines_seen = lineno - frames;
+	line_no = lineno;
 	m = strip_prefix((struct str){ line, len });
 
 	if (m.n >= 5 && m.p[0] == 'r' && memcmp(m.p, "rig: ", 5) == 0 &&
