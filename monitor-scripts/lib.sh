@@ -38,6 +38,29 @@ say() {
 	[[ ${RIG_QUIET:-0} == 1 ]] || echo "rig: $msg" >&2
 }
 
+# log_line FILE TAG TEXT...: time-stamped lines of a channel's log in the
+# run folder, one a TEXT, in one write, on a descriptor kept open for the
+# run (an open and a close cost more than the write). TAG is the rig's own
+# (<, > or !). log_reopen: the next line opens FILE again (after it was
+# moved away).
+declare -A LOG_FD=()
+log_line() {
+	if [[ -z ${LOG_FD[$1]:-} ]]; then
+		{ exec {LOG_FD[$1]}>>"$RUN_DIR/$1"; } 2>/dev/null || { LOG_WRITE_FAILED=1; return 0; }
+	fi
+	# shellcheck disable=SC2059 # the stamp and TAG are the rig's, TEXT is not
+	printf "$EPOCHREALTIME $2 %s\\n" "${@:3}" >&"${LOG_FD[$1]}" 2>/dev/null ||
+		LOG_WRITE_FAILED=1
+}
+
+log_reopen() {
+	local fd
+	[[ -n ${LOG_FD[$1]:-} ]] || return 0
+	fd=${LOG_FD[$1]}
+	exec {fd}>&-
+	unset "LOG_FD[$1]"
+}
+
 # now_ms VAR: VAR gets the wall clock in milliseconds (no fork: the checks
 # run it several times a step).
 now_ms() {

@@ -13,8 +13,7 @@ QMP_TIMEOUT_MS=${QMP_TIMEOUT_MS:-20000}
 declare -a QMP_EVENTS=()
 
 qmp_log() {
-	printf '%s %s %s\n' "$EPOCHREALTIME" "$1" "$2" >>"$RUN_DIR/qmp.log" 2>/dev/null ||
-		LOG_WRITE_FAILED=1
+	log_line qmp.log "$1" "$2"
 }
 
 # qmp_next DEADLINE: the next message into QMP_LINE; events are also queued.

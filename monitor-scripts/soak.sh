@@ -49,6 +49,7 @@ soak_rotate() {
 		size=$(stat -c %s "$RUN_DIR/$f" 2>/dev/null || echo 0)
 		((size > max)) || continue
 		mv "$RUN_DIR/$f" "$RUN_DIR/$f.1"
+		log_reopen "$f"
 		SOAK_LOG_BYTES=$((SOAK_LOG_BYTES + size))
 	done
 	size=$(stat -c %s "$RUN_DIR/console.log")
