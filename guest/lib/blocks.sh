@@ -21,11 +21,26 @@ block_line() {
 
 # state [--mark TEXT]: everything the host compares against its own view
 # after each step, from the one-pass helper (guest/src/rigstate.c); first
-# the step's end marker, when the host sends it along.
+# the step's end marker, when the host sends it along. The agent's serving
+# helper writes straight to the agent's port, whatever this verb's stdout,
+# and ends the reply there.
 verb_state() {
 	if [ "${1:-}" = --mark ]; then
 		shift
 		verb_mark "$@"
+	fi
+	# the agent's helper (guest/agent), while it lives (a write to its
+	# fifo once it is gone would end the agent: SIGPIPE); it ends the
+	# agent's reply too, in the same write as its lines
+	if [ -n "${RIGSTATE_PID:-}" ] && [ -n "${REQ_ID:-}" ] && kill -0 "$RIGSTATE_PID" 2>/dev/null; then
+		local st
+		echo "$REQ_ID" >&5
+		if read -r st <&6; then
+			# shellcheck disable=SC2034 # the agent's (guest/agent)
+			REPLIED=1
+			return "$st"
+		fi
+		RIGSTATE_PID=
 	fi
 	/bin/rigstate
 }
