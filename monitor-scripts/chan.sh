@@ -1,35 +1,49 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# Line channels to QEMU's unix sockets (QMP, the guest agent): one socat per
-# channel for the whole run, fifos in the private socket folder, reads with a
-# deadline. A channel whose socat exits reads as closed. Sourced by rig.
+# Line channels to QEMU's unix sockets (QMP, the guest agent): one rigchan
+# (tools/rigchan.c) per channel for the whole run. Requests go through a
+# fifo; what QEMU sends is spooled to a file, read a buffer at a time, with
+# a wake-up byte on a second fifo to wait on with a deadline (bash reads a
+# pipe a byte per system call). A channel whose rigchan exits reads as
+# closed once its spool is read. Sourced by rig.
 
-declare -A CHAN_W CHAN_R CHAN_PID
+declare -A CHAN_W CHAN_R CHAN_S CHAN_SEG CHAN_PART CHAN_PID
+# the lines read from each channel's spool and not yet taken
+declare -a CHAN_Q_agent=() CHAN_Q_qmp=() CHAN_LINES=()
+RIGCHAN=${RIGCHAN:-$RIG_BUILD/tools/rigchan}
+# the line that ends a spool segment: its tag is this runner's own
+CHAN_TAG=$$.$RANDOM
+CHAN_NEXT=$'\001'"rigchan $CHAN_TAG next"
 
 chan_open() {
-	local name=$1 sock=$2 w r
+	local name=$1 sock=$2 w r s
 	mkfifo -m 600 "$RIG_SOCK/$name.in" "$RIG_SOCK/$name.out"
+	: >"$RIG_SOCK/$name.spool.0"
 	# its own session and a parent-death signal, as QEMU (qemu.sh). QEMU
 	# binds the socket before it listens: a connect in between is refused
-	# (seen under load), so socat tries again for 2 s.
-	setsid setpriv --pdeathsig TERM socat -t 0 "UNIX-CONNECT:$sock,retry=100,interval=0.02" STDIO \
-		<"$RIG_SOCK/$name.in" >"$RIG_SOCK/$name.out" 2>>"$RUN_DIR/socat.log" &
+	# (seen under load), so rigchan tries again for 2 s.
+	setsid setpriv --pdeathsig TERM "$RIGCHAN" "$sock" "$RIG_SOCK/$name.spool" "$CHAN_TAG" \
+		<"$RIG_SOCK/$name.in" >"$RIG_SOCK/$name.out" 2>>"$RUN_DIR/chan.log" &
 	CHAN_PID[$name]=$!
 	exec {w}>"$RIG_SOCK/$name.in"
 	exec {r}<"$RIG_SOCK/$name.out"
-	CHAN_W[$name]=$w CHAN_R[$name]=$r
+	exec {s}<"$RIG_SOCK/$name.spool.0"
+	CHAN_W[$name]=$w CHAN_R[$name]=$r CHAN_S[$name]=$s CHAN_SEG[$name]=0 CHAN_PART[$name]=''
+	local -n q=CHAN_Q_$name
+	q=()
 }
 
 chan_close() {
 	local name=$1
 	[[ -n ${CHAN_W[$name]:-} ]] || return 0
-	local w=${CHAN_W[$name]} r=${CHAN_R[$name]}
-	exec {w}>&- {r}<&-
+	local w=${CHAN_W[$name]} r=${CHAN_R[$name]} s=${CHAN_S[$name]}
+	exec {w}>&- {r}<&- {s}<&-
 	kill "${CHAN_PID[$name]}" 2>/dev/null
 	wait "${CHAN_PID[$name]}" 2>/dev/null
 	# a restarted guest opens the channel again
-	rm -f "$RIG_SOCK/$name.in" "$RIG_SOCK/$name.out"
-	unset "CHAN_W[$name]" "CHAN_R[$name]" "CHAN_PID[$name]"
+	rm -f "$RIG_SOCK/$name.in" "$RIG_SOCK/$name.out" "$RIG_SOCK/$name.spool".*
+	unset "CHAN_W[$name]" "CHAN_R[$name]" "CHAN_S[$name]" "CHAN_SEG[$name]" "CHAN_PART[$name]" \
+		"CHAN_PID[$name]"
 }
 
 chan_alive() {
@@ -40,20 +54,89 @@ chan_write() {
 	printf '%s\n' "$2" >&"${CHAN_W[$1]}"
 }
 
-# chan_read NAME DEADLINE_MS: one line into CHAN_LINE. 0 read, 1 closed,
-# 2 deadline passed.
+# chan_next NAME: on to the channel's next spool segment; the one read is
+# removed.
+chan_next() {
+	local name=$1 s=${CHAN_S[$1]} k=${CHAN_SEG[$1]}
+	[[ -e $RIG_SOCK/$name.spool.$((k + 1)) ]] || return 1
+	exec {s}<&-
+	rm -f "$RIG_SOCK/$name.spool.$k"
+	exec {s}<"$RIG_SOCK/$name.spool.$((k + 1))"
+	CHAN_S[$name]=$s CHAN_SEG[$name]=$((k + 1))
+}
+
+# chan_fill NAME: every whole line the spool holds into the channel's
+# queue (CHAN_Q_<NAME>), in one read; 1 when there was none. The lines keep
+# no "\r\n"; a line still being written waits in CHAN_PART.
+chan_fill() {
+	local name=$1 last n
+	local -n q=CHAN_Q_$1
+	local -a got
+	n=${#q[@]}
+	while :; do
+		mapfile -u "${CHAN_S[$name]}" got
+		((${#got[@]})) || break
+		got[0]=${CHAN_PART[$name]}${got[0]}
+		CHAN_PART[$name]=''
+		last=${got[-1]}
+		if [[ $last != *$'\n' ]]; then
+			CHAN_PART[$name]=$last
+			unset 'got[-1]'
+			((${#got[@]})) || break
+		fi
+		got=("${got[@]%$'\n'}")
+		q+=("${got[@]%$'\r'}")
+		# a segment's last line: on to the next, for the rest
+		[[ ${q[-1]} == "$CHAN_NEXT" ]] && chan_next "$name" && { unset 'q[-1]'; continue; }
+		break
+	done
+	((${#q[@]} > n))
+}
+
+# chan_wait NAME DEADLINE_MS: lines queued by the deadline. 0 some are,
+# 1 closed, 2 deadline passed.
+chan_wait() {
+	local name=$1 t st frac b
+	local -n q=CHAN_Q_$1
+	while ((${#q[@]} == 0)); do
+		chan_fill "$name" && return 0
+		now_ms t
+		t=$(($2 - t))
+		((t > 0)) || return 2
+		frac=00$((t % 1000)) st=0
+		read -r -N 1 -t "$((t / 1000)).${frac: -3}" -u "${CHAN_R[$name]}" b || st=$?
+		# read's status: above 128 when the time ran out, else end of file
+		((st > 128)) && return 2
+		if ((st != 0)); then
+			# rigchan ended; what it spooled before is still read
+			chan_fill "$name" && return 0
+			[[ -n ${CHAN_PART[$name]} ]] || return 1
+			q=("${CHAN_PART[$name]%$'\r'}")
+			CHAN_PART[$name]=''
+		fi
+	done
+}
+
+# chan_read NAME DEADLINE_MS: the next line into CHAN_LINE; as chan_wait.
 chan_read() {
-	local t
-	now_ms t
-	t=$(($2 - t))
-	((t > 0)) || return 2
-	local frac=00$((t % 1000)) st=0
-	IFS= read -r -t "$((t / 1000)).${frac: -3}" -u "${CHAN_R[$1]}" CHAN_LINE || st=$?
-	if ((st == 0)); then
-		CHAN_LINE=${CHAN_LINE%$'\r'}
-		return 0
-	fi
-	# read's status: above 128 when the time ran out, else end of file
-	((st > 128)) && return 2
-	return 1
+	local -n q=CHAN_Q_$1
+	chan_wait "$1" "$2" || return
+	CHAN_LINE=${q[0]}
+	q=("${q[@]:1}")
+}
+
+# chan_take NAME DEADLINE_MS: every line queued (at least one) into
+# CHAN_LINES; as chan_wait. chan_unread NAME LINE...: back to the queue's
+# front.
+chan_take() {
+	local -n q=CHAN_Q_$1
+	chan_wait "$1" "$2" || return
+	CHAN_LINES=("${q[@]}")
+	q=()
+}
+
+chan_unread() {
+	local -n q=CHAN_Q_$1
+	shift
+	q=("$@" "${q[@]}")
 }

@@ -328,6 +328,8 @@ check_docs() {
 . "$ROOT/tests/coverage.sh"
 # shellcheck source=tests/own-kernel.sh
 . "$ROOT/tests/own-kernel.sh"
+# shellcheck source=tests/chan.sh
+. "$ROOT/tests/chan.sh"
 
 # make deps installs (or names) the source package of the KERNEL asked for:
 # with a dpkg-query that has every package but linux-source-6.12 and an
@@ -363,4 +365,5 @@ check_tier() {
 	check_docs
 	check_coverage
 	check_own_kernel
+	check_chan
 }
