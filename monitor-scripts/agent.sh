@@ -210,8 +210,8 @@ agent_failed() {
 	case $st in
 	1) diag "$what failed in the guest (status $AGENT_STATUS): ${AGENT_OUT[*]}"; return 1 ;;
 	2)
-		# rigchan gone while QEMU runs: the rig's side broke, not the guest
-		if qemu_alive && ! chan_alive agent; then
+		# rigchan killed while QEMU runs: the rig's side broke, not the guest
+		if qemu_alive && chan_broken agent; then
 			diag "$what: the rig's rigchan for the agent channel died"
 			return 2
 		fi

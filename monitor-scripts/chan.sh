@@ -24,7 +24,7 @@ chan_open() {
 	# (seen under load), so rigchan tries again for 2 s.
 	setsid setpriv --pdeathsig TERM "$RIGCHAN" "$sock" "$RIG_SOCK/$name.spool" "$CHAN_TAG" \
 		<"$RIG_SOCK/$name.in" >"$RIG_SOCK/$name.out" 2>>"$RUN_DIR/chan.log" &
-	CHAN_PID[$name]=$!
+	CHAN_PID[$name]=$! CHAN_EXIT[$name]=''
 	exec {w}>"$RIG_SOCK/$name.in"
 	exec {r}<"$RIG_SOCK/$name.out"
 	exec {s}<"$RIG_SOCK/$name.spool.0"
@@ -48,6 +48,21 @@ chan_close() {
 
 chan_alive() {
 	kill -0 "${CHAN_PID[$1]:-0}" 2>/dev/null
+}
+
+# chan_broken NAME: 0 when the channel's rigchan has ended other than by
+# seeing the socket end (killed, or an error of its own): the rig's side
+# broke. A QEMU that dies closes the socket before its exit shows, and
+# rigchan then ends with status 0.
+declare -A CHAN_EXIT
+chan_broken() {
+	local st=0
+	chan_alive "$1" && return 1
+	if [[ -z ${CHAN_EXIT[$1]:-} ]]; then
+		wait "${CHAN_PID[$1]}" 2>/dev/null || st=$?
+		CHAN_EXIT[$1]=$st
+	fi
+	((CHAN_EXIT[$1] != 0))
 }
 
 chan_write() {
