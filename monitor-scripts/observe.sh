@@ -15,20 +15,26 @@ declare -a G_VCHECK=()
 guest_state() {
 	local line
 	G_BLOCK=() G_NODEMEM=() G_VMEMMAP=() G_VCHECK=() G_MEMTOTAL='' G_AUTO=''
+	# the first word picks the one regex a line is matched with (a match
+	# compiles its regex each time)
 	for line in "${AGENT_OUT[@]}"; do
-		if [[ $line =~ ^vmemmap\ ([a-z_]+)\ ([0-9]+)$ ]]; then
-			G_VMEMMAP[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-		elif [[ $line == "vmemmap-check "* ]]; then
-			G_VCHECK+=("${line#vmemmap-check }")
-		elif [[ $line =~ ^block\ ([0-9]+)\ ([0-9]+|-)\ ([a-z-]+)\ ([A-Za-z0-9\ -]+)$ ]]; then
-			G_BLOCK[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]} ${BASH_REMATCH[3]} ${BASH_REMATCH[4]}"
-		elif [[ $line =~ ^memtotal\ ([0-9]+)$ ]]; then
-			G_MEMTOTAL=${BASH_REMATCH[1]}
-		elif [[ $line =~ ^node\ ([0-9]+)\ ([0-9]+)$ ]]; then
-			G_NODEMEM[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-		elif [[ $line =~ ^auto_online\ ([a-z_]+)$ ]]; then
-			G_AUTO=${BASH_REMATCH[1]}
-		fi
+		case $line in
+		"vmemmap-check "*) G_VCHECK+=("${line#vmemmap-check }") ;;
+		"vmemmap "*)
+			[[ $line =~ ^vmemmap\ ([a-z_]+)\ ([0-9]+)$ ]] &&
+				G_VMEMMAP[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+			;;
+		"block "*)
+			[[ $line =~ ^block\ ([0-9]+)\ ([0-9]+|-)\ ([a-z-]+)\ ([A-Za-z0-9\ -]+)$ ]] &&
+				G_BLOCK[${BASH_REMATCH[1]}]="${BASH_REMATCH[2]} ${BASH_REMATCH[3]} ${BASH_REMATCH[4]}"
+			;;
+		"memtotal "*) [[ $line =~ ^memtotal\ ([0-9]+)$ ]] && G_MEMTOTAL=${BASH_REMATCH[1]} ;;
+		"node "*)
+			[[ $line =~ ^node\ ([0-9]+)\ ([0-9]+)$ ]] &&
+				G_NODEMEM[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+			;;
+		"auto_online "*) [[ $line =~ ^auto_online\ ([a-z_]+)$ ]] && G_AUTO=${BASH_REMATCH[1]} ;;
+		esac
 	done
 	[[ -n $G_MEMTOTAL ]]
 }
