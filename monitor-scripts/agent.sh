@@ -103,22 +103,38 @@ QMP_BEFORE=agent_settle
 
 # agent_call [-t MS] VERB ARGS...: 0 when the verb exited 0, 1 when it
 # exited non-zero (AGENT_STATUS), 2 when the channel closed, 3 on timeout.
-# The output lines are in AGENT_OUT. The reply is taken a batch of lines
-# at a time: a line at a time cost the host about 40 us a line in bash.
+# The output lines are in AGENT_OUT.
 agent_call() {
-	local timeout=$AGENT_TIMEOUT_MS st id deadline
+	agent_ask "$@" || return 2
+	agent_answer
+}
+
+# agent_ask [-t MS] VERB ARGS...: agent_call's request, sent (2 when the
+# channel is closed); agent_answer waits for its reply. In between the
+# host may do other work (QMP) while the guest answers.
+AGENT_ASKED=''
+agent_ask() {
+	local timeout=$AGENT_TIMEOUT_MS now
 	if [[ $1 == -t ]]; then timeout=$2; shift 2; fi
-	id=$((++AGENT_ID))
-	now_ms deadline
-	deadline=$((deadline + timeout))
-	local mine=0 n=0 i k end joined
-	local -a tail=() got
-	AGENT_OUT=() AGENT_STATUS=''
-	agent_log ">" "$id $*"
+	AGENT_ASKED=$((++AGENT_ID)) AGENT_ASK_TIMEOUT=$timeout
+	now_ms now
+	AGENT_ASK_DEADLINE=$((now + timeout))
+	agent_log ">" "$AGENT_ASKED $*"
 	# The newline first ends whatever the guest's port still holds of a
 	# line cut in two (seen: the tail of a "0 hello" sent while the port
 	# was still in canonical mode, glued to the next request as "lo1").
-	chan_write agent $'\n'"$id $*" 2>/dev/null || return 2
+	chan_write agent $'\n'"$AGENT_ASKED $*" 2>/dev/null || { AGENT_ASKED=''; return 2; }
+}
+
+# agent_answer: the reply to agent_ask's request, as agent_call's. It is
+# taken a batch of lines at a time: a line at a time cost the host about
+# 40 us a line in bash.
+agent_answer() {
+	local id=$AGENT_ASKED deadline=$AGENT_ASK_DEADLINE timeout=$AGENT_ASK_TIMEOUT st
+	local mine=0 n=0 i k end joined
+	local -a tail=() got
+	AGENT_OUT=() AGENT_STATUS='' AGENT_ASKED=''
+	[[ -n $id ]] || return 2
 	while :; do
 		chan_take agent "$deadline"
 		st=$?

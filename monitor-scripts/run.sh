@@ -127,10 +127,14 @@ run_step() {
 	phase_end run
 	STEP_END_MARKED=0
 	if ((st == 0 && CHECKS)); then
+		# the guest's state is asked for first: the guest reads it while
+		# QEMU's devices are checked
+		STEP_END_MARK="step $n end"
+		check_guest_ask
 		check_devices || st=$?
 		phase_end devices
-		((st == 2)) || { STEP_END_MARK="step $n end"; check_guest || st=$((st > $? ? st : $?)); }
-		STEP_END_MARK=''
+		((st == 2)) || check_guest || st=$((st > $? ? st : $?))
+		STEP_END_MARK='' AGENT_ASKED=''
 		phase_end guest
 	fi
 	if ((CHECKS && !STEP_END_MARKED)) && ((GUEST_HUNG == 0 && st != 2)) && qemu_alive; then
