@@ -9,19 +9,37 @@
 DBG=/sys/kernel/debug
 SAVED=/tmp/inject-saved
 
+# Under TCG a fork and exec costs the guest a few ms, and a sweep case
+# arms and clears an injector: these verbs use none (the saved first values
+# are read with read, and a restored one is emptied, not removed).
+
+# inject_dir NAME: INJ_DIR is NAME's debugfs folder; 1 for no injector.
 inject_dir() {
 	case "$1" in
-	failslab | fail_page_alloc | fail_function | fail_vmemmap | fail_hotplug) echo "$DBG/$1" ;;
-	notifier) echo "$DBG/notifier-error-inject/memory/actions" ;;
+	failslab | fail_page_alloc | fail_function | fail_vmemmap | fail_hotplug) INJ_DIR=$DBG/$1 ;;
+	notifier) INJ_DIR=$DBG/notifier-error-inject/memory/actions ;;
 	*) return 1 ;;
 	esac
 }
 
+# read_text: what is left of standard input, every line, into TEXT.
+read_text() {
+	local line
+	TEXT=
+	while IFS= read -r line || [ -n "$line" ]; do
+		TEXT="$TEXT$line
+"
+	done
+}
+
 # knob_set FILE VALUE: remember FILE's first value, then write VALUE.
 knob_set() {
-	local key
-	key=$(echo "$1" | tr / _)
-	[ -e "$SAVED/$key" ] || { mkdir -p "$SAVED" && { echo "$1"; cat "$1"; } >"$SAVED/$key"; }
+	local key=${1//\//_}
+	if [ ! -s "$SAVED/$key" ]; then
+		[ -d "$SAVED" ] || mkdir -p "$SAVED" || return 1
+		read_text <"$1"
+		printf '%s\n%s' "$1" "$TEXT" >"$SAVED/$key"
+	fi
 	echo "$2" >"$1" || { echo "cannot write '$2' to $1"; return 1; }
 }
 
@@ -30,7 +48,8 @@ knob_set() {
 # MEM_GOING_ONLINE=-12 style action=errno pairs.
 verb_inject() {
 	local name=$1 dir kv key val func=
-	dir=$(inject_dir "$name") || { echo "unknown injector '$name'"; return 1; }
+	inject_dir "$name" || { echo "unknown injector '$name'"; return 1; }
+	dir=$INJ_DIR
 	# 4, as kselftest's skip: the kernel lacks the injector, no fault of it
 	[ -d "$dir" ] || { echo "$dir missing: the kernel lacks $name"; return 4; }
 	shift
@@ -77,13 +96,14 @@ verb_clear() {
 			[ -e "$DBG/fail_function/inject" ] && echo >"$DBG/fail_function/inject"
 		fi
 		for f in "$SAVED"/*; do
-			[ -e "$f" ] || continue
+			[ -s "$f" ] || continue
 			case "$f" in *"$name"*) ;; *) continue ;; esac
 			{
 				read -r file
-				cat >"$file"
-			} <"$f" 2>/dev/null
-			rm -f "$f"
+				read_text
+			} <"$f"
+			printf '%s' "$TEXT" >"$file" 2>/dev/null
+			: >"$f"
 		done
 		echo "rig: inject disarmed ${name:-all}" >/dev/kmsg
 	done
@@ -95,12 +115,14 @@ verb_clear() {
 # injected (times went down) and how many allocations an operation made
 # (space went down).
 verb_fault_counters() {
-	local dir knob
+	local dir knob val
 	[ "$1" != notifier ] || { echo "no counters for notifier"; return 1; }
-	dir=$(inject_dir "$1") || { echo "unknown injector '$1'"; return 1; }
+	inject_dir "$1" || { echo "unknown injector '$1'"; return 1; }
+	dir=$INJ_DIR
 	[ -d "$dir" ] || { echo "$dir missing: the kernel lacks $1"; return 1; }
 	for knob in space times; do
-		echo "$knob $(cat "$dir/$knob")" || return 1
+		read -r val <"$dir/$knob" || return 1
+		echo "$knob $val"
 	done
 }
 
