@@ -151,6 +151,11 @@ json_str() {
 	printf -v "$1" '"%s"' "$s"
 }
 
+# json_opt VAR TEXT: as json_str, but null for an empty TEXT.
+json_opt() {
+	if [[ -z $2 ]]; then printf -v "$1" null; else json_str "$1" "$2"; fi
+}
+
 # join_by SEP WORD...: the words with SEP between them.
 join_by() {
 	local sep=$1 out w

@@ -481,6 +481,8 @@ finish_run() {
 		SKIPPED=$((${#S_TEXT[@]} - PASSED - FAILED))
 		ktap "# Totals: pass:$PASSED fail:$FAILED xfail:0 xpass:0 skip:$SKIPPED error:$RIG_ERR"
 	fi
+	# a sweep's last cases (sweep.json is rewritten at most once a second)
+	[[ $RUN_DIR/.sweep-cases.jsonl -nt $RUN_DIR/sweep.json ]] && sweep_json
 	write_summary
 	write_junit
 	ln -sfn "$RUN_ID" "$RIG_LOGS/latest"

@@ -58,11 +58,15 @@ sweep_triage() {
 	CON_SUSPECT=0
 	"$TRIAGE" -f "$1" -j "$json" "$RUN_DIR/console.log" >/dev/null || st=$?
 	((st <= 1)) || { diag "triage failed on console.log (status $st)"; return 2; }
+	# one jq for both: the reports, then the first injected failure's site
+	# (injected failures are no reports: the triage lists them by site)
 	while read -r flag title; do
-		[[ $flag == true ]] && SW_REPORTS+=("$title")
-	done < <(jq -r '.reports[] | "\(.unexplained) \(.title)"' "$json")
-	# injected failures are no reports: the triage lists them by site
-	SW_SITE=$(jq -r '[.injections[]? | .site // empty][0] // empty' "$json")
+		case $flag in
+		true) SW_REPORTS+=("$title") ;;
+		site) SW_SITE=$title ;;
+		esac
+	done < <(jq -r '(.reports[] | "\(.unexplained) \(.title)"),
+		"site \([.injections[]? | .site // empty][0] // "")"' "$json")
 	SW_INJECTED=0
 	while IFS= read -r line; do
 		case $line in
@@ -112,10 +116,12 @@ sweep_rebaseline() {
 }
 
 # sweep_record N OUTCOME: the case as a diag line, a KTAP subtest and a
-# row of sweep.json (rewritten after every case, so a run that dies keeps
-# what it did).
+# row of sweep.json. The row is made without jq (jq's start costs about
+# 30 ms, a sweep case's reasons are few); sweep.json is rewritten from the
+# rows at most once a second and at the sweep's end, so a run that dies
+# keeps what it did but for its last second (.sweep-cases.jsonl has it).
 sweep_record() {
-	local n=$1 outcome=$2 r line k=$(($1 - SW_FIRST + 1))
+	local n=$1 outcome=$2 r line k=$(($1 - SW_FIRST + 1)) now
 	line="$SW_OPTEXT n=$n: $outcome${SW_SITE:+ at $SW_SITE}${SW_GFP:+ ($SW_GFP${SW_CACHE:+, $SW_CACHE}${SW_ORDER:+, order $SW_ORDER})}"
 	if [[ $outcome == kernel-problem || $outcome == missed ]]; then
 		for r in "${SW_REASONS[@]}"; do line+="; $r"; done
@@ -126,16 +132,30 @@ sweep_record() {
 	missed) SW_SUB+=("ok $k $SW_OPTEXT n=$n # SKIP missed: ${SW_REASONS[0]:-no failure was injected}") ;;
 	*) SW_SUB+=("ok $k $SW_OPTEXT n=$n $outcome${SW_SITE:+ at $SW_SITE}") ;;
 	esac
-	jq -cn --arg op "$SW_OPTEXT" --argjson n "$n" --arg site "$SW_SITE" --arg outcome "$outcome" \
-		--arg gfp "$SW_GFP" --arg order "$SW_ORDER" --arg cache "$SW_CACHE" \
-		--arg replay "$(sweep_replay_cmd "$n")" \
-		'def opt: if . == "" then null else . end;
-		 {operation: $op, n: $n, replay: $replay, site: ($site | opt), gfp: ($gfp | opt),
-		  order: ($order | opt | if . == null then null else tonumber end), cache: ($cache | opt),
-		  outcome: $outcome, reasons: $ARGS.positional}' --args "${SW_REASONS[@]}" >>"$RUN_DIR/.sweep-cases.jsonl"
-	# findings: one per (operation, problem): the first reason with its
-	# numbers taken out is the key, so one bug reached from many call
-	# sites is one finding that lists them
+	local op replay site gfp cache out order=null v reasons='' sep=''
+	json_str op "$SW_OPTEXT"
+	json_str replay "$(sweep_replay_cmd "$n")"
+	json_opt site "$SW_SITE"
+	json_opt gfp "$SW_GFP"
+	json_opt cache "$SW_CACHE"
+	json_str out "$outcome"
+	[[ $SW_ORDER =~ ^[0-9]+$ ]] && order=$((10#$SW_ORDER))
+	for r in "${SW_REASONS[@]}"; do
+		json_str v "$r"
+		reasons+=$sep$v sep=,
+	done
+	printf '{"operation":%s,"n":%d,"replay":%s,"site":%s,"gfp":%s,"order":%s,"cache":%s,"outcome":%s,"reasons":[%s]}\n' \
+		"$op" "$n" "$replay" "$site" "$gfp" "$order" "$cache" "$out" "$reasons" >>"$RUN_DIR/.sweep-cases.jsonl"
+	now_ms now
+	((now - ${SW_JSON_MS:-0} < 1000)) || sweep_json
+}
+
+# sweep_json: sweep.json from the rows so far. Findings: one per
+# (operation, problem): the first reason with its numbers taken out is
+# the key, so one bug reached from many call sites is one finding that
+# lists them.
+sweep_json() {
+	[[ -s $RUN_DIR/.sweep-cases.jsonl ]] || return 0
 	jq -s '{cases: ., findings: ([.[] | select(.outcome == "kernel-problem")
 		| . + {key: ((.reasons[0] // "kernel problem") | gsub("[0-9]+"; "N"))}]
 		| group_by([.operation, .key])
@@ -144,6 +164,7 @@ sweep_record() {
 			sites: (map(.site // "-") | unique), reasons: .[0].reasons, cases: map(.n),
 			replay: .[0].replay}))}' \
 		"$RUN_DIR/.sweep-cases.jsonl" >"$RUN_DIR/sweep.json"
+	now_ms SW_JSON_MS
 }
 
 # sweep_back: the operation's way back to the start state, then the
@@ -307,6 +328,7 @@ sweep_replay_cmd() {
 # replays the first; the same table in sweep-findings.txt.
 sweep_findings() {
 	local op sites problem cases first
+	sweep_json
 	[[ -s $RUN_DIR/sweep.json ]] || return 0
 	while IFS=$'\t' read -r op sites problem cases; do
 		[[ $op == "$SW_OPTEXT" ]] || continue
