@@ -21,7 +21,11 @@ check_chan() {
 	cat >"$dir/server.sh" <<-EOF
 		read -r go
 		[ "\$go" = go ] || exit 1
-		for ((i = 1; i <= $lines; i++)); do echo "line \$i"; done
+		# in ten writes at least, each past a segment's size
+		for ((i = 1; i <= $lines; i++)); do
+			echo "line \$i"
+			((i % 300)) || sleep 0.05
+		done
 		printf 'par'; sleep 0.2; printf 'tial\n'
 		printf 'crlf\r\n'
 		printf '\001rigchan 1.2 next\n'
@@ -48,7 +52,7 @@ chan_client() {
 	local -a rx=() tx=() seg=()
 	# shellcheck disable=SC2034 # the runner's, read by chan.sh
 	local RUN_DIR=$dir RIG_SOCK=$dir/sock RIG_BUILD=$ROOT/build
-	export RIGCHAN_SEGMENT=4096
+	export RIGCHAN_SEGMENT=1024
 	# not followed: the runner's globals would mix with tests/run's
 	# shellcheck source=/dev/null
 	. "$ROOT/monitor-scripts/lib.sh"

@@ -20,13 +20,16 @@
  * runner's, so nothing the guest prints can pass for it.
  *
  * The connect is retried for 2 s (QEMU binds its socket before it listens).
- * Ends when SOCKET or standard input ends, with the last partial line
- * written out whole; exit status 1 on an error, said on stderr.
+ * Ends when SOCKET ends, with the last partial line written out whole
+ * (the runner reads the rest of the spool), or when standard input ends
+ * or SIGTERM comes (the runner closed the channel, or died), removing the
+ * spool; exit status 1 on an error, said on stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +69,9 @@ static void write_all(int fd, const char *p, size_t n, const char *what)
 	}
 }
 
+/* the segment being written and the next, named ahead for on_term() */
+static char seg_path[2][4096];
+
 static int open_segment(unsigned int no)
 {
 	char path[4096];
@@ -76,6 +82,25 @@ static int open_segment(unsigned int no)
 	if (fd < 0)
 		die(path);
 	return fd;
+}
+
+static void name_segments(unsigned int no)
+{
+	snprintf(seg_path[0], sizeof(seg_path[0]), "%s.%u", spool, no);
+	snprintf(seg_path[1], sizeof(seg_path[1]), "%s.%u", spool, no + 1);
+}
+
+/*
+ * The end of standard input or SIGTERM: the runner closed the channel, or
+ * died (its descriptors closed, the parent-death signal): nobody reads
+ * the spool any more. A runner killed with -9 left its segments in /tmp,
+ * up to 8 MiB of them after a soak. Exit status 0 for the end of input.
+ */
+static void on_term(int sig)
+{
+	unlink(seg_path[0]);
+	unlink(seg_path[1]);
+	_exit(sig ? 128 + sig : 0);
 }
 
 /* spool_lines: whole lines to the spool, a new segment when one is full */
@@ -95,6 +120,7 @@ static void spool_lines(const char *p, size_t n)
 	seg_fd = next;
 	seg_no++;
 	seg_bytes = 0;
+	name_segments(seg_no);
 }
 
 /* wake: one byte to the runner, unless the last one is still unread */
@@ -147,6 +173,8 @@ int main(int argc, char **argv)
 	tag = argv[3];
 	if (getenv("RIGCHAN_SEGMENT"))
 		seg_max = strtoul(getenv("RIGCHAN_SEGMENT"), NULL, 0);
+	name_segments(0);
+	signal(SIGTERM, on_term);
 	seg_fd = open_segment(0);
 	sock = connect_retry(argv[1]);
 	fl = fcntl(sock, F_GETFL);
@@ -175,7 +203,7 @@ int main(int argc, char **argv)
 			if (n < 0 && errno != EINTR && errno != EAGAIN)
 				die("stdin");
 			if (n == 0)
-				break;
+				on_term(0);	/* the runner closed the channel */
 			if (n > 0) {
 				out_len = n;
 				out_off = 0;
