@@ -17,13 +17,22 @@ qmp_log() {
 }
 
 # qmp_next DEADLINE: the next message into QMP_LINE; events are also queued.
+# The queue keeps the newest QMP_EVENTS_MAX: an event nobody waits for
+# stays (a DIMM's last ACPI_DEVICE_OST names no device, so qmp_forget
+# never drops it), and a soak's queue grew by one a cycle: after 1500
+# cycles each event wait went through 1500, and the soak ran at half its
+# speed.
+QMP_EVENTS_MAX=64
 qmp_next() {
 	chan_read qmp "$1"
 	local st=$?
 	((st == 0)) || return $st
 	QMP_LINE=$CHAN_LINE
 	qmp_log "<" "$QMP_LINE"
-	[[ $QMP_LINE == *'"event": '* ]] && QMP_EVENTS+=("$QMP_LINE")
+	if [[ $QMP_LINE == *'"event": '* ]]; then
+		QMP_EVENTS+=("$QMP_LINE")
+		((${#QMP_EVENTS[@]} <= QMP_EVENTS_MAX)) || QMP_EVENTS=("${QMP_EVENTS[@]: -QMP_EVENTS_MAX}")
+	fi
 	return 0
 }
 
