@@ -48,8 +48,8 @@ check_chan() {
 # wrong, then the status of a read by a deadline before the request and
 # one after the server's end.
 chan_client() {
-	local dir=$1 lines=$2 d i segs
-	local -a rx=() tx=() seg=()
+	local dir=$1 lines=$2 d i segs cur
+	local -a rx=() tx=()
 	# shellcheck disable=SC2034 # the runner's, read by chan.sh
 	local RUN_DIR=$dir RIG_SOCK=$dir/sock RIG_BUILD=$ROOT/build
 	export RIGCHAN_SEGMENT=1024
@@ -73,9 +73,12 @@ chan_client() {
 		chan_take t "$d" || { echo "take: status $?"; break; }
 		rx+=("${CHAN_LINES[@]}")
 		[[ ${rx[-1]} == end ]] && break
-		# the segments already read are gone
-		seg=("$dir/sock/t.spool".*)
-		((${#seg[@]} <= 2)) || echo "segments left: ${#seg[@]}"
+		# the segments already read are gone (rigchan may have written
+		# more past the one being read)
+		cur=${CHAN_SEG[t]}
+		for ((i = 0; i < cur; i++)); do
+			[[ -e $dir/sock/t.spool.$i ]] && echo "segment $i left"
+		done
 	done
 	tx=()
 	for ((i = 1; i <= lines; i++)); do tx+=("line $i"); done
