@@ -145,12 +145,14 @@ sweep_record() {
 		reasons+=$sep$v sep=,
 	done
 	printf '{"operation":%s,"n":%d,"replay":%s,"site":%s,"gfp":%s,"order":%s,"cache":%s,"outcome":%s,"reasons":[%s]}\n' \
-		"$op" "$n" "$replay" "$site" "$gfp" "$order" "$cache" "$out" "$reasons" >>"$RUN_DIR/.sweep-cases.jsonl"
+		"$op" "$n" "$replay" "$site" "$gfp" "$order" "$cache" "$out" "$reasons" \
+		>>"$RUN_DIR/.sweep-cases.jsonl" 2>/dev/null || LOG_WRITE_FAILED=1
 	now_ms now
 	((now - ${SW_JSON_MS:-0} < 1000)) || sweep_json
 }
 
-# sweep_json: sweep.json from the rows so far. Findings: one per
+# sweep_json: sweep.json from the rows so far, replaced whole (a failed
+# write leaves the one before and counts as a log write failure). Findings: one per
 # (operation, problem): the first reason with its numbers taken out is
 # the key, so one bug reached from many call sites is one finding that
 # lists them.
@@ -163,7 +165,8 @@ sweep_json() {
 			problem: (.[0].reasons[0] // "kernel problem"), key: .[0].key,
 			sites: (map(.site // "-") | unique), reasons: .[0].reasons, cases: map(.n),
 			replay: .[0].replay}))}' \
-		"$RUN_DIR/.sweep-cases.jsonl" >"$RUN_DIR/sweep.json"
+		"$RUN_DIR/.sweep-cases.jsonl" >"$RUN_DIR/sweep.json.tmp" 2>/dev/null &&
+		mv -f "$RUN_DIR/sweep.json.tmp" "$RUN_DIR/sweep.json" || LOG_WRITE_FAILED=1
 	now_ms SW_JSON_MS
 }
 

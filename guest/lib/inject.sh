@@ -37,8 +37,9 @@ knob_set() {
 	local key=${1//\//_}
 	if [ ! -s "$SAVED/$key" ]; then
 		[ -d "$SAVED" ] || mkdir -p "$SAVED" || return 1
-		read_text <"$1"
-		printf '%s\n%s' "$1" "$TEXT" >"$SAVED/$key"
+		# a knob whose first value cannot be saved is not turned
+		read_text <"$1" || { echo "cannot read $1"; return 1; }
+		printf '%s\n%s' "$1" "$TEXT" >"$SAVED/$key" || { echo "cannot save $1"; return 1; }
 	fi
 	echo "$2" >"$1" || { echo "cannot write '$2' to $1"; return 1; }
 }
@@ -121,7 +122,7 @@ verb_fault_counters() {
 	dir=$INJ_DIR
 	[ -d "$dir" ] || { echo "$dir missing: the kernel lacks $1"; return 1; }
 	for knob in space times; do
-		read -r val <"$dir/$knob" || return 1
+		{ read -r val || [ -n "$val" ]; } <"$dir/$knob" || return 1
 		echo "$knob $val"
 	done
 }
