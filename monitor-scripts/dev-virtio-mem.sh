@@ -103,8 +103,8 @@ vmem_needs() {
 	return 0
 }
 
-# vmem_qemu_args: the devices for QEMU_CMD. -M pc has the PCI bus they
-# need, also with -nodefaults.
+# vmem_qemu_args: the devices for QEMU_CMD. The machine (q35) has the PCI
+# bus they need, also with -nodefaults.
 vmem_qemu_args() {
 	local v
 	for v in ${M_VMEM[@]+"${M_VMEM[@]}"}; do
