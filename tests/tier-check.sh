@@ -330,6 +330,10 @@ check_docs() {
 . "$ROOT/tests/own-kernel.sh"
 # shellcheck source=tests/chan.sh
 . "$ROOT/tests/chan.sh"
+# shellcheck source=monitor-scripts/observe.sh
+. "$ROOT/monitor-scripts/observe.sh"
+# shellcheck source=tests/observe.sh
+. "$ROOT/tests/observe.sh"
 
 # make deps installs (or names) the source package of the KERNEL asked for:
 # with a dpkg-query that has every package but linux-source-6.12 and an
@@ -366,4 +370,5 @@ check_tier() {
 	check_coverage
 	check_own_kernel
 	check_chan
+	check_observe
 }
