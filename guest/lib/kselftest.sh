@@ -10,6 +10,7 @@
 verb_kselftest_mem_on_off() {
 	local st=0
 	[ -r /lib/kselftest/mem-on-off-test.sh ] || { echo "kselftest-missing"; return 0; }
-	UID=0 sh /lib/kselftest/mem-on-off-test.sh -r "${1:-2}" 2>&1 || st=$?
+	# on every CPU, not the agent's one (guest/agent)
+	UID=0 taskset "$ALL_CPUS" sh /lib/kselftest/mem-on-off-test.sh -r "${1:-2}" 2>&1 || st=$?
 	echo "kselftest-exit $st"
 }

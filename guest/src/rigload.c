@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -209,6 +210,18 @@ static unsigned long long pfn_of(const void *addr)
 }
 
 /* ---- the daemon ------------------------------------------------------ */
+
+/* on_all_cpus: every CPU the kernel has, whatever the agent's affinity */
+static void on_all_cpus(void)
+{
+	cpu_set_t all;
+	long n = sysconf(_SC_NPROCESSORS_CONF), i;
+
+	CPU_ZERO(&all);
+	for (i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &all);
+	sched_setaffinity(0, sizeof(all), &all);
+}
 
 static int pin(void)
 {
@@ -537,6 +550,8 @@ static int do_start(int argc, char **argv)
 	if (pid == 0) {
 		/* Leave the agent's session, its port and its signals behind. */
 		setsid();
+		/* and its CPU: the agent keeps to the first (guest/agent) */
+		on_all_cpus();
 		signal(SIGPIPE, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		signal(SIGINT, SIG_IGN);
