@@ -129,7 +129,7 @@ qemu_cmdline() {
 	for i in "${M_NODE_MEM[@]}"; do boot=$((boot + i)); done
 	# q35, not pc: on pc the agent's virtio port takes its INTx through a
 	# PIIX link device, and the kernel evaluates the DSDT's _PRT (a loop
-	# building 128 entries) and the link's methods for it: 180-210 ms of
+	# building 128 entries) and the link's methods for it: 212 ms of
 	# virtio_pci_driver_init under TCG, 28 ms on q35 (initcall_debug).
 	QEMU_CMD=(qemu-system-x86_64 -accel "$accel" -M "$QEMU_MACHINE" -nodefaults -display none -no-reboot)
 	# qboot (QEMU's minimal firmware) boots -kernel straight, with the
