@@ -84,7 +84,7 @@ chan_next() {
 # queue (CHAN_Q_<NAME>), in one read; 1 when there was none. The lines keep
 # no "\r\n"; a line still being written waits in CHAN_PART.
 chan_fill() {
-	local name=$1 last n
+	local name=$1 last n i
 	local -n q=CHAN_Q_$1
 	local -a got
 	n=${#q[@]}
@@ -93,6 +93,17 @@ chan_fill() {
 		((${#got[@]})) || break
 		got[0]=${CHAN_PART[$name]}${got[0]}
 		CHAN_PART[$name]=''
+		# A line can end early inside the read too: mapfile reads on past
+		# a moment the file ended in the middle of rigchan's write (the
+		# kernel grows a file a page at a time), and hands the two parts
+		# out as two lines. Seen in an hour's soak: '{"return' and
+		# '": {}, "id": 73541}'.
+		for ((i = 0; i < ${#got[@]} - 1; i++)); do
+			[[ ${got[i]} == *$'\n' ]] && continue
+			got[i + 1]=${got[i]}${got[i + 1]}
+			unset 'got[i]'
+		done
+		got=("${got[@]}")
 		last=${got[-1]}
 		if [[ $last != *$'\n' ]]; then
 			CHAN_PART[$name]=$last

@@ -92,3 +92,56 @@ chan_client() {
 	echo "after the end: $?"
 	chan_close t
 }
+
+# check_chan_torn: a line the spool shows in part, in the middle of one
+# read, is still read whole. The kernel grows a file a page at a time, so
+# a read racing rigchan's write can end inside it, and mapfile reads on
+# past that moment (an hour's soak got a QMP reply as '{"return' and
+# '": {}, "id": 73541}'). Here a writer puts each line in two writes.
+check_chan_torn() {
+	local out
+	out=$(chan_torn "$TMP/torn" 60000)
+	if [[ $out == "lines 60000 torn 0" ]]; then
+		t_ok "line channels: a line seen in part inside one read is read whole"
+	else
+		t_fail "line channels: a line seen in part inside one read is read whole ($out)"
+	fi
+}
+
+# chan_torn DIR LINES: "lines N torn M" from the reader's side.
+chan_torn() {
+	local dir=$1 lines=$2 i w n=0 bad=0 l
+	# shellcheck disable=SC2034 # the runner's, read by chan.sh
+	local RIG_SOCK=$dir RUN_DIR=$dir RIG_BUILD=$ROOT/build
+	# shellcheck source=/dev/null
+	. "$ROOT/monitor-scripts/lib.sh"
+	# shellcheck source=/dev/null
+	. "$ROOT/monitor-scripts/chan.sh"
+	# shellcheck disable=SC2034 # chan.sh's queue of channel t
+	declare -a CHAN_Q_t=()
+	mkdir -p "$dir"
+	: >"$dir/t.spool.0"
+	exec {w}>>"$dir/t.spool.0"
+	local s
+	exec {s}<"$dir/t.spool.0"
+	# shellcheck disable=SC2034 # chan.sh's, as chan_open sets them
+	CHAN_S[t]=$s CHAN_SEG[t]=0 CHAN_PART[t]=''
+	(
+		for ((i = 0; i < lines; i++)); do
+			printf '{"return' >&"$w"
+			printf '": {}, "id": %d}\n' "$i" >&"$w"
+		done
+		echo end >&"$w"
+	) &
+	while :; do
+		chan_fill t || continue
+		for l in "${CHAN_Q_t[@]}"; do
+			[[ $l == end ]] && break 2
+			n=$((n + 1))
+			[[ $l == '{"return": {}, "id": '*'}' ]] || bad=$((bad + 1))
+		done
+		CHAN_Q_t=()
+	done
+	wait
+	echo "lines $n torn $bad"
+}

@@ -370,5 +370,6 @@ check_tier() {
 	check_coverage
 	check_own_kernel
 	check_chan
+	check_chan_torn
 	check_observe
 }
