@@ -133,8 +133,17 @@ chan_torn() {
 		done
 		echo end >&"$w"
 	) &
+	local writer=$! deadline t
+	now_ms deadline
+	deadline=$((deadline + 60000))
 	while :; do
-		chan_fill t || continue
+		if ! chan_fill t; then
+			# the writer gone without its "end", or a minute passed
+			now_ms t
+			((t < deadline)) || { echo "no end within 60 s after $n lines"; kill "$writer" 2>/dev/null; return; }
+			kill -0 "$writer" 2>/dev/null || chan_fill t || { echo "writer ended without its end line after $n lines"; return; }
+			continue
+		fi
 		for l in "${CHAN_Q_t[@]}"; do
 			[[ $l == end ]] && break 2
 			n=$((n + 1))
